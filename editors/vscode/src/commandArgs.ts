@@ -1,0 +1,55 @@
+/**
+ * Arguments of the server's workspace/executeCommand commands, built from plain positions so they can
+ * be unit-tested without the `vscode` module. Positions are LSP positions (0-based line, UTF-16 character).
+ */
+
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
+
+export const SERVER_COMMANDS = {
+  regenerateSelection: "dcomplete.regenerateSelection",
+  fillHoles: "dcomplete.fillHoles",
+  refactorSelection: "dcomplete.refactorSelection",
+  accepted: "dcomplete.accepted",
+} as const;
+
+/**
+ * The server regenerates whole lines. An empty selection means the cursor line. A selection that ends
+ * at column 0 of a later line does not include that line (what a user selecting full lines means).
+ */
+export function wholeLineRange(selection: LspRange, lineLength: (line: number) => number): LspRange {
+  const startLine = Math.min(selection.start.line, selection.end.line);
+  let endLine = Math.max(selection.start.line, selection.end.line);
+  const endCharacter = selection.start.line <= selection.end.line ? selection.end.character : selection.start.character;
+  if (endLine > startLine && endCharacter === 0) {
+    endLine -= 1;
+  }
+  return { start: { line: startLine, character: 0 }, end: { line: endLine, character: lineLength(endLine) } };
+}
+
+export function regenerateArgs(uri: string, range: LspRange): [{ uri: string; range: LspRange }] {
+  return [{ uri, range }];
+}
+
+export function fillHolesArgs(uri: string): [{ uri: string }] {
+  return [{ uri }];
+}
+
+export function refactorArgs(
+  uri: string,
+  range: LspRange,
+  instruction: string,
+): [{ uri: string; range: LspRange; instruction: string }] {
+  const trimmed = instruction.trim();
+  if (trimmed === "") {
+    throw new Error("the refactoring instruction is empty");
+  }
+  return [{ uri, range, instruction: trimmed }];
+}

@@ -1,0 +1,105 @@
+/**
+ * Maps the `dcomplete.*` VS Code configuration onto the settings object the language server reads
+ * under the `dcomplete` key of initializationOptions and workspace/didChangeConfiguration.
+ * Kept free of the `vscode` module so it can be unit-tested under plain Node.
+ */
+
+export interface ServerSettings {
+  model?: string;
+  device?: string;
+  steps?: number;
+  threshold?: number;
+  maxTokens?: number;
+  debounceMs?: number;
+  multiline?: boolean;
+  languages?: string[];
+}
+
+/** Configuration keys (below `dcomplete.`) that are forwarded to the server unchanged in name. */
+export const SERVER_SETTING_KEYS = [
+  "model",
+  "device",
+  "steps",
+  "threshold",
+  "maxTokens",
+  "debounceMs",
+  "multiline",
+  "languages",
+] as const;
+
+export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
+
+/** Reads one configuration value; `get("model")` for `dcomplete.model`. */
+export type ConfigReader = (key: string) => unknown;
+
+const INTEGER_KEYS: ReadonlySet<string> = new Set(["steps", "maxTokens", "debounceMs"]);
+
+/**
+ * Values that mean "let the server choose" (unset, null, empty string, "auto" device) are left out,
+ * so the server's own defaults apply. A value of the wrong type is reported, never silently coerced.
+ */
+export function toServerSettings(read: ConfigReader): { settings: ServerSettings; problems: string[] } {
+  const settings: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const key of SERVER_SETTING_KEYS) {
+    const value = read(key);
+    if (value === undefined || value === null || value === "") {
+      continue;
+    }
+    const problem = checkValue(key, value);
+    if (problem) {
+      problems.push(problem);
+      continue;
+    }
+    if (key === "device" && value === "auto") {
+      continue;
+    }
+    settings[key] = value;
+  }
+  return { settings: settings as ServerSettings, problems };
+}
+
+function checkValue(key: ServerSettingKey, value: unknown): string | undefined {
+  switch (key) {
+    case "model":
+    case "device":
+      return typeof value === "string" ? undefined : `dcomplete.${key} must be a string, got ${show(value)}`;
+    case "multiline":
+      return typeof value === "boolean" ? undefined : `dcomplete.${key} must be true or false, got ${show(value)}`;
+    case "languages":
+      return Array.isArray(value) && value.every((v) => typeof v === "string")
+        ? undefined
+        : `dcomplete.${key} must be a list of language ids, got ${show(value)}`;
+    case "threshold":
+      return typeof value === "number" && value >= 0 && value <= 1
+        ? undefined
+        : `dcomplete.${key} must be a number between 0 and 1, got ${show(value)}`;
+    default:
+      if (INTEGER_KEYS.has(key)) {
+        const min = key === "debounceMs" ? 0 : 1;
+        return typeof value === "number" && Number.isInteger(value) && value >= min
+          ? undefined
+          : `dcomplete.${key} must be an integer >= ${min}, got ${show(value)}`;
+      }
+      return undefined;
+  }
+}
+
+function show(value: unknown): string {
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** The payload shape the server expects: settings nested under the `dcomplete` key. */
+export function initializationOptions(settings: ServerSettings): { dcomplete: ServerSettings } {
+  return { dcomplete: settings };
+}
+
+/** Whether a configuration change touches anything the server must hear about. */
+export function affectsServerSettings(affects: (section: string) => boolean): boolean {
+  return SERVER_SETTING_KEYS.some((key) => affects(`dcomplete.${key}`));
+}
+
+/** Whether a configuration change needs the server process restarted (its command line changed). */
+export function affectsServerCommand(affects: (section: string) => boolean): boolean {
+  return ["serverCommand", "pythonPath", "serverArgs"].some((key) => affects(`dcomplete.${key}`));
+}

@@ -1,0 +1,27 @@
+import { strict as assert } from "node:assert";
+import { test } from "node:test";
+import { fillHolesArgs, refactorArgs, regenerateArgs, wholeLineRange } from "../src/commandArgs";
+
+const lengths = [10, 20, 30, 40];
+const lineLength = (line: number) => lengths[line];
+const pos = (line: number, character: number) => ({ line, character });
+
+test("an empty selection is the cursor line", () => {
+  assert.deepEqual(wholeLineRange({ start: pos(1, 4), end: pos(1, 4) }, lineLength), { start: pos(1, 0), end: pos(1, 20) });
+});
+
+test("a selection ending at column 0 leaves that line out", () => {
+  assert.deepEqual(wholeLineRange({ start: pos(0, 3), end: pos(2, 0) }, lineLength), { start: pos(0, 0), end: pos(1, 20) });
+});
+
+test("a backwards selection covers the same lines", () => {
+  assert.deepEqual(wholeLineRange({ start: pos(3, 5), end: pos(1, 2) }, lineLength), { start: pos(1, 0), end: pos(3, 40) });
+});
+
+test("argument shapes match the server commands", () => {
+  const range = { start: pos(0, 0), end: pos(0, 10) };
+  assert.deepEqual(regenerateArgs("file:///a.py", range), [{ uri: "file:///a.py", range }]);
+  assert.deepEqual(fillHolesArgs("file:///a.py"), [{ uri: "file:///a.py" }]);
+  assert.deepEqual(refactorArgs("file:///a.py", range, "  rename x  "), [{ uri: "file:///a.py", range, instruction: "rename x" }]);
+  assert.throws(() => refactorArgs("file:///a.py", range, "   "), /instruction is empty/);
+});

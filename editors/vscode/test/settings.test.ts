@@ -1,0 +1,55 @@
+import { strict as assert } from "node:assert";
+import { test } from "node:test";
+import {
+  affectsServerCommand,
+  affectsServerSettings,
+  initializationOptions,
+  toServerSettings,
+} from "../src/settings";
+
+const reader = (values: Record<string, unknown>) => (key: string) => values[key];
+
+test("defaults that mean 'server decides' are left out", () => {
+  const { settings, problems } = toServerSettings(
+    reader({ model: "", device: "auto", steps: null, threshold: null, multiline: true, languages: ["python"] }),
+  );
+  assert.deepEqual(settings, { multiline: true, languages: ["python"] });
+  assert.deepEqual(problems, []);
+});
+
+test("every server setting is forwarded under its own name", () => {
+  const values = {
+    model: "/models/tiny",
+    device: "cuda",
+    steps: 8,
+    threshold: 0.85,
+    maxTokens: 64,
+    debounceMs: 0,
+    multiline: false,
+    languages: ["python", "lua"],
+  };
+  const { settings, problems } = toServerSettings(reader(values));
+  assert.deepEqual(settings, values);
+  assert.deepEqual(problems, []);
+  assert.deepEqual(initializationOptions(settings), { dcomplete: values });
+});
+
+test("wrong types are reported by name and not forwarded", () => {
+  const { settings, problems } = toServerSettings(
+    reader({ steps: 2.5, threshold: 3, maxTokens: "64", languages: "python", multiline: "yes", debounceMs: -1 }),
+  );
+  assert.deepEqual(settings, {});
+  assert.equal(problems.length, 6);
+  assert.match(problems.join("\n"), /dcomplete\.steps must be an integer >= 1, got 2\.5/);
+  assert.match(problems.join("\n"), /dcomplete\.threshold must be a number between 0 and 1, got 3/);
+  assert.match(problems.join("\n"), /dcomplete\.maxTokens .* got "64"/);
+  assert.match(problems.join("\n"), /dcomplete\.debounceMs must be an integer >= 0, got -1/);
+});
+
+test("server command settings restart, model settings only notify", () => {
+  const touched = (changed: string[]) => (section: string) => changed.includes(section);
+  assert.equal(affectsServerCommand(touched(["dcomplete.pythonPath"])), true);
+  assert.equal(affectsServerCommand(touched(["dcomplete.steps"])), false);
+  assert.equal(affectsServerSettings(touched(["dcomplete.steps"])), true);
+  assert.equal(affectsServerSettings(touched(["editor.fontSize"])), false);
+});
