@@ -1,0 +1,93 @@
+"""The tensors of a batch of canvases being denoised, and the span bookkeeping around them.
+
+Rows are right-padded with the pad id; `real` marks non-pad positions. A span is a maximal run of
+positions that were masks in the request; `grow` inserts more masks at a span's end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass
+class RowSpans:
+    spans: list[list[int]]  # [start, end) per span, in canvas positions
+    grown: int = 0
+    max_grow: int = 0
+
+
+def find_spans(ids: list[int], mask_id: int) -> list[list[int]]:
+    spans: list[list[int]] = []
+    for i, tok in enumerate(ids):
+        if tok != mask_id:
+            continue
+        if spans and spans[-1][1] == i:
+            spans[-1][1] = i + 1
+        else:
+            spans.append([i, i + 1])
+    return spans
+
+
+@dataclass
+class CanvasBatch:
+    x: torch.Tensor  # (B, L) token ids
+    real: torch.Tensor  # (B, L) bool, False on padding
+    rows: list[RowSpans]
+    mask_id: int
+    pad_id: int
+    lengths: list[int] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, canvases: list[list[int]], max_grow: list[int], mask_id: int, pad_id: int, device) -> CanvasBatch:
+        lengths = [len(c) for c in canvases]
+        width = max(lengths)
+        x = torch.full((len(canvases), width), pad_id, dtype=torch.long)
+        real = torch.zeros((len(canvases), width), dtype=torch.bool)
+        for b, ids in enumerate(canvases):
+            x[b, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            real[b, : len(ids)] = True
+        rows = [RowSpans(find_spans(ids, mask_id), 0, g) for ids, g in zip(canvases, max_grow)]
+        return cls(x.to(device), real.to(device), rows, mask_id, pad_id, lengths)
+
+    @property
+    def masked(self) -> torch.Tensor:
+        return (self.x == self.mask_id) & self.real
+
+    def span_positions(self, shifted: bool) -> torch.Tensor:
+        """(B, Q) canvas positions to run as queries in a cached step: every span position, plus the
+        position before each span when logits are shifted. Short rows repeat their first entry."""
+        per_row = []
+        for row in self.rows:
+            pos: set[int] = set()
+            for start, end in row.spans:
+                pos.update(range(max(start - 1, 0) if shifted else start, end))
+            per_row.append(sorted(pos) or [0])
+        width = max(len(p) for p in per_row)
+        padded = [p + [p[0]] * (width - len(p)) for p in per_row]
+        return torch.tensor(padded, dtype=torch.long, device=self.x.device)
+
+    def row_ids(self, b: int) -> list[int]:
+        return self.x[b, : self.lengths[b]].tolist()
+
+    def grow(self, b: int, span: int, n: int) -> None:
+        """Insert n masks at the end of span `span` of row b (the canvas gets longer)."""
+        ids = self.row_ids(b)
+        row = self.rows[b]
+        end = row.spans[span][1]
+        ids[end:end] = [self.mask_id] * n
+        row.spans[span][1] += n
+        for later in row.spans[span + 1 :]:
+            later[0] += n
+            later[1] += n
+        row.grown += n
+        self.lengths[b] += n
+        width = max(self.lengths)
+        x = torch.full((len(self.lengths), width), self.pad_id, dtype=torch.long, device=self.x.device)
+        real = torch.zeros_like(x, dtype=torch.bool)
+        for i, length in enumerate(self.lengths):
+            src = torch.tensor(ids, device=x.device) if i == b else self.x[i, :length]
+            x[i, :length] = src
+            real[i, :length] = True
+        self.x, self.real = x, real

@@ -1,0 +1,224 @@
+"""The one denoising loop. Policies (what to commit, what to cache) plug in through `DenoiseParams`.
+
+Each step: predict every masked position (a full forward, or only the mask spans against cached K/V of
+the fixed text), propose a token and a confidence per position, let the commit rule pick positions,
+write them, then grow spans that filled without an end token. Fixed text is never written.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from engine.canvas_state import CanvasBatch
+from engine.loader import LoadedModel
+from engine.models.layers import ForwardContext, LayerKV
+from engine.params import DenoiseParams
+from engine.policies import (
+    dream_count,
+    llada_count,
+    propose,
+    select_threshold,
+    select_top_k,
+    threshold_confidence,
+)
+from engine.prefix_cache import DocKV, warm_layers
+
+
+@dataclass
+class Stats:
+    new_tokens: int = 0
+    forward_passes: int = 0
+    seconds: float = 0.0
+
+    @property
+    def tokens_per_forward(self) -> float:
+        return self.new_tokens / self.forward_passes if self.forward_passes else 0.0
+
+    def add(self, other: Stats) -> Stats:
+        return Stats(self.new_tokens + other.new_tokens, self.forward_passes + other.forward_passes,
+                     self.seconds + other.seconds)
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    token_ids: list[int]
+
+
+@dataclass(frozen=True)
+class InfillRequest:
+    canvas: list[int]
+    doc_id: str | None = None
+    max_grow: int = 0
+
+
+@dataclass
+class InfillResult:
+    canvas: list[int]
+    spans: list[Span]
+    stats: Stats = field(default_factory=Stats)
+    cancelled: bool = False
+
+
+class Denoiser:
+    def __init__(self, loaded: LoadedModel) -> None:
+        self.m = loaded
+        self.shifted = loaded.family.shifted_logits
+
+    @torch.inference_mode()
+    def run(
+        self,
+        requests: list[InfillRequest],
+        params: DenoiseParams,
+        cancel: Callable[[], bool] | None = None,
+        warm: DocKV | None = None,
+    ) -> tuple[list[InfillResult], DocKV | None]:
+        sp = self.m.special
+        batch = CanvasBatch.build([list(r.canvas) for r in requests], [r.max_grow for r in requests],
+                                  sp.mask_id, sp.pad_id, self.m.device)
+        n = len(requests)
+        started = time.perf_counter()
+        gen = torch.Generator(device=self.m.device).manual_seed(params.seed)
+        stats = [Stats() for _ in range(n)]
+        initial = batch.masked.sum(-1)
+        row_steps = initial.clamp(min=1) if params.steps is None else torch.full_like(initial, params.steps)
+        row_step = torch.zeros_like(initial)
+        use_cache = params.cache == "fixed"
+        ctx = ForwardContext(layers=[None] * len(self.m.model.model.layers))
+        kv_ids = batch.x.clone()
+        need_full, since_full, cancelled = True, 0, False
+        warm_query = None
+        if use_cache and warm is not None and n == 1:
+            warmed = warm_layers(warm, batch.row_ids(0), sp.mask_id, self.m.model)
+            if warmed is not None:
+                ctx.layers, warm_query = warmed
+                need_full = False
+
+        while bool(batch.masked.any()):
+            if cancel is not None and cancel():
+                cancelled = True
+                break
+            masked = batch.masked
+            active = masked.any(-1)
+            if not use_cache or need_full or (params.refresh_every and since_full >= params.refresh_every):
+                logits_m = self._full(batch, masked, ctx if use_cache else None)
+                kv_ids = batch.x.clone()
+                need_full, since_full = False, 0
+            else:
+                query = batch.span_positions(self.shifted)
+                if warm_query is not None:
+                    query = torch.unique(torch.cat([query, warm_query], dim=1), dim=1)
+                    warm_query = None
+                logits_m = self._partial(batch, masked, ctx, query)
+                kv_ids.scatter_(1, query, batch.x.gather(1, query))
+                since_full += 1
+            logits_m[:, sp.mask_id] = float("-inf")  # a committed mask would stay masked forever
+            for b in range(n):
+                stats[b].forward_passes += int(active[b])
+            tokens, score = propose(logits_m, params.alg, params.temperature, params.top_p, gen)
+            commit = self._select(batch, masked, score, params, initial, row_step, row_steps)
+            where = masked.nonzero(as_tuple=True)
+            new_x = batch.x.clone()
+            new_x[where] = torch.where(commit[where], tokens, batch.x[where])
+            if params.rule == "threshold" and params.fill_after_eos:
+                self._fill_after_eos(batch, new_x)
+            spans_before = [self._open_spans(batch, b) for b in range(n)]
+            batch.x = new_x
+            row_step += active.long()
+            if self._grow_or_refresh(batch, spans_before, params, initial, row_step, row_steps):
+                need_full = True
+
+        seconds = time.perf_counter() - started
+        results = [self._result(batch, b, stats[b], seconds, cancelled) for b in range(n)]
+        keep = None
+        if use_cache and n == 1 and requests[0].doc_id is not None and not cancelled and ctx.layers[0] is not None:
+            keep = DocKV(kv_ids[0, : batch.lengths[0]].tolist(), [l for l in ctx.layers if l is not None])
+        return results, keep
+
+    # -- forwards -------------------------------------------------------------------------------
+
+    def _src(self, masked: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rows, pos = masked.nonzero(as_tuple=True)
+        return rows, (pos - 1 if self.shifted else pos)
+
+    def _full(self, batch: CanvasBatch, masked: torch.Tensor, ctx: ForwardContext | None) -> torch.Tensor:
+        key_mask = None if bool(batch.real.all()) else batch.real
+        if ctx is not None:
+            ctx.key_mask, ctx.query_index, ctx.store = key_mask, None, True
+        logits = self.m.model(batch.x, None, key_mask, ctx)
+        rows, src = self._src(masked)
+        return logits[rows, src]
+
+    def _partial(self, batch: CanvasBatch, masked: torch.Tensor, ctx: ForwardContext, query: torch.Tensor):
+        ctx.key_mask = None if bool(batch.real.all()) else batch.real
+        ctx.query_index = query
+        logits = self.m.model(batch.x.gather(1, query), query, ctx.key_mask, ctx)
+        slot = torch.full_like(batch.x, -1)
+        slot.scatter_(1, query, torch.arange(query.shape[1], device=query.device).expand_as(query))
+        rows, src = self._src(masked)
+        return logits[rows, slot[rows, src]]
+
+    # -- commit rules ---------------------------------------------------------------------------
+
+    def _select(self, batch, masked, score, params, initial, row_step, row_steps) -> torch.Tensor:
+        full_score = torch.full(batch.x.shape, float("-inf"), device=batch.x.device)
+        full_score[masked] = score.float()
+        if params.rule == "threshold":
+            conf = torch.full_like(full_score, -1.0)
+            conf[masked] = threshold_confidence(score.float(), params.alg)
+            return select_threshold(full_score, conf, params.threshold)
+        if self.m.family.name == "llada":
+            k = llada_count(initial, row_step, row_steps)
+        else:
+            k = dream_count(masked.sum(-1), row_step, row_steps, params.eps)
+        return select_top_k(full_score, k)
+
+    def _fill_after_eos(self, batch: CanvasBatch, new_x: torch.Tensor) -> None:
+        ends = self.m.special.end_ids
+        for b, row in enumerate(batch.rows):
+            for start, end in row.spans:
+                seg = new_x[b, start:end].tolist()
+                hit = next((i for i, t in enumerate(seg) if t in ends), None)
+                if hit is None:
+                    continue
+                for i in range(hit + 1, len(seg)):
+                    if seg[i] == batch.mask_id:
+                        new_x[b, start + i] = self.m.special.eos_id
+
+    # -- spans ----------------------------------------------------------------------------------
+
+    def _open_spans(self, batch: CanvasBatch, b: int) -> list[bool]:
+        return [bool((batch.x[b, s:e] == batch.mask_id).any()) for s, e in batch.rows[b].spans]
+
+    def _grow_or_refresh(self, batch, spans_before, params, initial, row_step, row_steps) -> bool:
+        """Grow spans that filled with no end token; True when the cache must be refreshed."""
+        refresh = False
+        ends = self.m.special.end_ids
+        for b, row in enumerate(batch.rows):
+            for i in range(len(row.spans) - 1, -1, -1):
+                start, end = row.spans[i]
+                if not spans_before[b][i] or bool((batch.x[b, start:end] == batch.mask_id).any()):
+                    continue
+                refresh = True
+                budget = row.max_grow - row.grown
+                if budget <= 0 or any(t in ends for t in batch.x[b, start:end].tolist()):
+                    continue
+                extra = min(budget, max(8, (end - start) // 2))
+                batch.grow(b, i, extra)
+                initial[b] = int(batch.masked[b].sum())
+                row_step[b] = 0
+                row_steps[b] = extra if params.steps is None else max(1, params.steps * extra // max(end - start, 1))
+        return refresh
+
+    def _result(self, batch: CanvasBatch, b: int, stats: Stats, seconds: float, cancelled: bool) -> InfillResult:
+        ids = batch.row_ids(b)
+        ends = self.m.special.end_ids
+        spans = [Span(s, e, ids[s:e]) for s, e in batch.rows[b].spans]
+        stats.new_tokens = sum(1 for sp in spans for t in sp.token_ids if t not in ends and t != batch.mask_id)
+        stats.seconds = seconds
+        return InfillResult(ids, spans, stats, cancelled)

@@ -1,0 +1,76 @@
+"""`Engine`: a loaded checkpoint plus the denoising loop, the public face of the engine package."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engine.denoise import Denoiser, InfillRequest, InfillResult
+from engine.loader import LoadedModel, SpecialTokens, load
+from engine.params import DenoiseParams
+from engine.prefix_cache import DocCache
+
+
+class Engine:
+    """Denoises canvases of token ids. Not thread-safe: callers serialise `infill` calls."""
+
+    def __init__(self, loaded: LoadedModel) -> None:
+        self.loaded = loaded
+        self._denoiser = Denoiser(loaded)
+        self._docs = DocCache()
+
+    @classmethod
+    def load(cls, spec: str | os.PathLike[str] = "default", device: str | None = None,
+             dtype: str | None = None) -> Engine:
+        return cls(load(spec, device=device, dtype=dtype))
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.loaded.tokenizer
+
+    @property
+    def special(self) -> SpecialTokens:
+        return self.loaded.special
+
+    @property
+    def max_length(self) -> int:
+        return self.loaded.max_length
+
+    @property
+    def family(self) -> str:
+        return self.loaded.family.name
+
+    @property
+    def device(self) -> str:
+        return str(self.loaded.device)
+
+    @property
+    def name(self) -> str:
+        return self.loaded.folder.name
+
+    def infill(
+        self,
+        requests: Sequence[InfillRequest],
+        params: DenoiseParams | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> list[InfillResult]:
+        """Fill every mask of every canvas; one batch, one loop. See ARCHITECTURE.md for the contract."""
+        if not requests:
+            return []
+        params = params or DenoiseParams()
+        for r in requests:
+            if self.special.mask_id not in r.canvas:
+                raise ValueError("a canvas has no mask token to fill")
+            if any(not 0 <= t < self.loaded.model.shape.vocab_size for t in r.canvas):
+                raise ValueError("a canvas holds token ids outside the model's vocabulary")
+        doc_id = requests[0].doc_id if len(requests) == 1 else None
+        warm = self._docs.get(doc_id) if params.cache == "fixed" else None
+        results, keep = self._denoiser.run(list(requests), params, cancel, warm)
+        if keep is not None and doc_id is not None:
+            self._docs.put(doc_id, keep)
+        return results
+
+    def forget(self, doc_id: str) -> None:
+        """Drop a document's cached keys/values (e.g. when it is closed)."""
+        self._docs._items.pop(doc_id, None)

@@ -1,0 +1,167 @@
+"""Turning a model spec into a ready model: the bundled default, a local folder, or a Hugging Face repo id."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from engine.checkpoint import CheckpointError, load_weights, read_json, weight_files
+from engine.models.registry import Family, family_of
+from engine.models.transformer import Transformer
+
+DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
+DEFAULT_SPECS = ("default", "bundled", "")
+HUB_FILES = [
+    "config.json",
+    "generation_config.json",
+    "*.safetensors",
+    "model.safetensors.index.json",
+    "tokenizer*",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.json",
+    "merges.txt",
+]
+# Full-attention dLLMs recompute the whole canvas; their long-context configs (131072 for Dream) are
+# inherited from the AR base, not what they were trained on, so the usable context is capped.
+CONTEXT_CAP = 4096
+
+
+class ModelLoadError(ValueError):
+    """A model spec that cannot be loaded; the message names the spec and the reason."""
+
+
+@dataclass(frozen=True)
+class SpecialTokens:
+    mask_id: int
+    eos_id: int
+    pad_id: int
+    bos_id: int
+
+    @property
+    def end_ids(self) -> frozenset[int]:
+        """Ids that end a span: the model fills unused mask slots with them."""
+        return frozenset({self.eos_id, self.pad_id})
+
+
+@dataclass
+class LoadedModel:
+    folder: Path
+    family: Family
+    model: Transformer
+    tokenizer: Any
+    special: SpecialTokens
+    max_length: int
+    device: torch.device
+    dtype: torch.dtype
+
+
+def resolve_folder(spec: str | os.PathLike[str]) -> Path:
+    text = str(spec)
+    if text in DEFAULT_SPECS:
+        if not (DEFAULT_MODEL_DIR / "config.json").exists():
+            raise ModelLoadError(f"the bundled default model is not installed (expected {DEFAULT_MODEL_DIR})")
+        return DEFAULT_MODEL_DIR
+    path = Path(text).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ModelLoadError(f"model {text}: not a folder (give a Hugging Face model folder or repo id)")
+        return path
+    if text.count("/") == 1 and not text.startswith((".", "/", "~")):
+        return _from_hub(text)
+    raise ModelLoadError(f"model {text}: no such folder, and not a Hugging Face repo id (owner/name)")
+
+
+def _from_hub(repo_id: str) -> Path:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    try:
+        return Path(snapshot_download(repo_id, allow_patterns=HUB_FILES))
+    except LocalEntryNotFoundError:
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+        why = "HF_HUB_OFFLINE is set" if offline else "the hub cannot be reached"
+        raise ModelLoadError(f"model {repo_id}: not in the local Hugging Face cache and {why}") from None
+    except (HfHubHTTPError, OSError) as exc:
+        raise ModelLoadError(f"model {repo_id}: download failed ({exc.__class__.__name__}: {exc})") from None
+
+
+def pick_device(device: str | None) -> torch.device:
+    if device in (None, "", "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        raise ModelLoadError(f"device {device!r}: not a torch device (use cpu, cuda, cuda:N or auto)") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ModelLoadError(f"device {device!r}: CUDA is not available on this machine")
+    return dev
+
+
+def pick_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
+    if dtype in (None, "", "auto"):
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    table = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
+             "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}
+    if dtype not in table:
+        raise ModelLoadError(f"dtype {dtype!r}: use one of {', '.join(table)}")
+    return table[dtype]
+
+
+def special_tokens(cfg: dict[str, Any], tokenizer: Any, folder: Path) -> SpecialTokens:
+    """Ids from config.json first, then the tokenizer; never from generation_config.json, whose
+    mask_token_id is null in Dream's release (research/models.md §2.1)."""
+
+    def first(*values: Any) -> int | None:
+        for v in values:
+            if isinstance(v, list):
+                v = v[0] if v else None
+            if v is not None:
+                return int(v)
+        return None
+
+    mask = first(cfg.get("mask_token_id"), getattr(tokenizer, "mask_token_id", None))
+    eos = first(cfg.get("eos_token_id"), getattr(tokenizer, "eos_token_id", None))
+    if mask is None or eos is None:
+        which = "mask" if mask is None else "EOS"
+        raise ModelLoadError(f"model {folder}: no {which} token id in config.json or the tokenizer")
+    pad = first(cfg.get("pad_token_id"), getattr(tokenizer, "pad_token_id", None), eos)
+    bos = first(getattr(tokenizer, "bos_token_id", None), cfg.get("bos_token_id"), eos)
+    assert pad is not None and bos is not None
+    if pad == mask:
+        raise ModelLoadError(f"model {folder}: pad and mask token ids are both {mask}")
+    return SpecialTokens(mask_id=mask, eos_id=eos, pad_id=pad, bos_id=bos)
+
+
+def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dtype: str | None = None) -> LoadedModel:
+    folder = resolve_folder(spec)
+    try:
+        cfg = read_json(folder / "config.json")
+        family = family_of(cfg)
+        files = weight_files(folder)
+    except (CheckpointError, ValueError) as exc:
+        raise ModelLoadError(f"model {spec}: {exc}") from None
+    from transformers import AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()  # AutoTokenizer warns about model types it does not know (Dream)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
+    except Exception as exc:  # transformers raises many unrelated types for a broken tokenizer
+        raise ModelLoadError(f"model {spec}: cannot load its tokenizer ({exc.__class__.__name__}: {exc})") from None
+    dev = pick_device(device)
+    dt = pick_dtype(dtype, dev)
+    shape = family.shape(cfg)
+    with torch.device("meta"):
+        model = family.model_class(shape)
+    try:
+        load_weights(model, files, family.rename, dev, dt)
+    except CheckpointError as exc:
+        raise ModelLoadError(f"model {spec}: {exc}") from None
+    model.eval()
+    max_length = min(int(shape.max_position_embeddings), CONTEXT_CAP)
+    return LoadedModel(folder, family, model, tokenizer, special_tokens(cfg, tokenizer, folder), max_length, dev, dt)

@@ -1,0 +1,139 @@
+"""Transformer blocks shared by the model families: RMSNorm, rotary embeddings, attention, SwiGLU.
+
+Every family here is a pre-norm decoder stack run *without* a causal mask. The families differ only in
+parameter names and in which position a logit predicts, so they assemble these blocks under their own
+names (see dream.py, llada.py).
+
+Attention reads and writes an optional `LayerKV` so the denoising loop can cache the keys and values of
+fixed text: a full forward stores K/V for every position; a partial forward runs only some positions as
+queries, writes their fresh K/V into the cache at those positions and attends over the whole cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = x.dtype
+        x32 = x.float()
+        x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x32.to(dtype)
+
+
+def rotary_tables(positions: torch.Tensor, head_dim: int, theta: float, dtype: torch.dtype):
+    """cos/sin tables [B, 1, T, head_dim] for the rotate-half RoPE convention (Qwen2, Llama, LLaDA)."""
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, device=positions.device).float() / head_dim))
+    freqs = positions.float()[..., None] * inv_freq  # (B, T, head_dim/2)
+    emb = torch.cat((freqs, freqs), dim=-1)[:, None]
+    return emb.cos().to(dtype), emb.sin().to(dtype)
+
+
+def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos + rotated * sin
+
+
+@dataclass
+class LayerKV:
+    """Cached keys/values of one layer, (B, H_kv, S, D), post-RoPE, for every canvas position."""
+
+    k: torch.Tensor
+    v: torch.Tensor
+
+
+@dataclass
+class ForwardContext:
+    """What a forward pass does with the cache; built by the caller, read only by `Attention`.
+
+    - `store=True, query_index=None`: full forward; K/V of every position are stored in `layers`.
+    - `query_index` given: the inputs are the canvas positions `query_index` (B, Tq); their K/V are
+      written into the cache at those positions and attention runs over the whole cached canvas.
+    `key_mask` (B, S) marks real (non-pad) keys; None means every key is real.
+    """
+
+    layers: list[LayerKV | None]
+    key_mask: torch.Tensor | None = None
+    query_index: torch.Tensor | None = None
+    store: bool = True
+
+
+class Attention(nn.Module):
+    def __init__(self, hidden: int, heads: int, kv_heads: int, qkv_bias: bool, out_bias: bool = False) -> None:
+        super().__init__()
+        self.heads, self.kv_heads = heads, kv_heads
+        self.head_dim = hidden // heads
+        self.q_proj = nn.Linear(hidden, heads * self.head_dim, bias=qkv_bias)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=qkv_bias)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=qkv_bias)
+        self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=out_bias)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        rope: tuple[torch.Tensor, torch.Tensor],
+        key_mask: torch.Tensor | None,
+        ctx: ForwardContext | None,
+        layer: int,
+    ) -> torch.Tensor:
+        b, t, _ = x.shape
+        q = self.q_proj(x).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        cos, sin = rope
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        if ctx is not None:
+            k, v = _through_cache(ctx, layer, k, v)
+        mask = None if key_mask is None else key_mask[:, None, None, :]  # (B, 1, 1, S)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=self.kv_heads != self.heads)
+        return self.o_proj(out.transpose(1, 2).reshape(b, t, -1))
+
+
+def _through_cache(ctx: ForwardContext, layer: int, k: torch.Tensor, v: torch.Tensor):
+    if ctx.query_index is None:
+        if ctx.store:
+            ctx.layers[layer] = LayerKV(k, v)
+        return k, v
+    cached = ctx.layers[layer]
+    assert cached is not None, "a partial forward needs a cache filled by a full forward"
+    index = ctx.query_index[:, None, :, None].expand(-1, k.shape[1], -1, k.shape[3])
+    cached.k.scatter_(2, index, k)
+    cached.v.scatter_(2, index, v)
+    return cached.k, cached.v
+
+
+class SwiGLU(nn.Module):
+    """down(silu(gate(x)) * up(x)); families rename the three projections."""
+
+    def __init__(self, hidden: int, inner: int, bias: bool = False) -> None:
+        super().__init__()
+        self.gate_proj = nn.Linear(hidden, inner, bias=bias)
+        self.up_proj = nn.Linear(hidden, inner, bias=bias)
+        self.down_proj = nn.Linear(inner, hidden, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Block(nn.Module):
+    def __init__(self, hidden: int, heads: int, kv_heads: int, inner: int, eps: float, qkv_bias: bool) -> None:
+        super().__init__()
+        self.input_layernorm = RMSNorm(hidden, eps)
+        self.self_attn = Attention(hidden, heads, kv_heads, qkv_bias)
+        self.post_attention_layernorm = RMSNorm(hidden, eps)
+        self.mlp = SwiGLU(hidden, inner)
+
+    def forward(self, x, rope, key_mask, ctx, layer):
+        x = x + self.self_attn(self.input_layernorm(x), rope, key_mask, ctx, layer)
+        return x + self.mlp(self.post_attention_layernorm(x))

@@ -1,0 +1,50 @@
+"""Which family a checkpoint belongs to, decided from its config.json alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from engine.models import dream, llada
+from engine.models.transformer import ModelShape, Transformer
+
+
+class UnsupportedModel(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    shifted_logits: bool
+    shape: Callable[[dict[str, Any]], ModelShape]
+    rename: Callable[[str], str]
+    model_class: type[Transformer]
+    # How the family spells its special ids in config.json.
+    mask_key: str = "mask_token_id"
+
+
+FAMILIES = {
+    "dream": Family("dream", dream.LOGITS_SHIFTED, dream.DreamConfig.from_hf, dream.rename, dream.DreamModel),
+    "llada": Family("llada", llada.LOGITS_SHIFTED, llada.shape, llada.rename, llada.LLaDAModel),
+}
+
+SUPPORTED = (
+    'Dream family: model_type "Dream" / architectures ["DreamModel"], or a Qwen2 config with mask_token_id '
+    '(Dream-v0, Dream-Coder-v0, DiffuCoder, DreamOn, Open-dCoder); LLaDA family: model_type "llada" / '
+    'architectures ["LLaDAModelLM"] (LLaDA-8B, LLaDA-1.5)'
+)
+
+
+def family_of(cfg: dict[str, Any]) -> Family:
+    model_type = str(cfg.get("model_type", "")).lower()
+    architectures = [str(a) for a in cfg.get("architectures") or []]
+    if model_type == "dream" or "DreamModel" in architectures:
+        return FAMILIES["dream"]
+    if model_type == "qwen2" and cfg.get("mask_token_id") is not None:
+        return FAMILIES["dream"]
+    if "LLaDAModelLM" in architectures or (model_type == "llada" and "d_model" in cfg and "n_experts" not in cfg):
+        return FAMILIES["llada"]
+    found = f"model_type {cfg.get('model_type')!r}, architectures {architectures}"
+    raise UnsupportedModel(f"unsupported model ({found}); supported: {SUPPORTED}")

@@ -1,0 +1,86 @@
+"""The bidirectional decoder stack every supported family runs, under Qwen2-style parameter names.
+
+Families with other checkpoint names (LLaDA) map their names onto these at load time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from engine.models.layers import Block, ForwardContext, RMSNorm, rotary_tables
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    rms_norm_eps: float = 1e-6
+    rope_theta: float = 10000.0
+    max_position_embeddings: int = 2048
+    qkv_bias: bool = True
+    tie_word_embeddings: bool = False
+
+    def __post_init__(self) -> None:
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError("hidden_size must be a multiple of num_attention_heads")
+        if self.num_attention_heads % self.num_key_value_heads:
+            raise ValueError("num_attention_heads must be a multiple of num_key_value_heads")
+
+
+class Backbone(nn.Module):
+    def __init__(self, shape: ModelShape) -> None:
+        super().__init__()
+        self.embed_tokens = nn.Embedding(shape.vocab_size, shape.hidden_size)
+        self.layers = nn.ModuleList(
+            Block(
+                shape.hidden_size,
+                shape.num_attention_heads,
+                shape.num_key_value_heads,
+                shape.intermediate_size,
+                shape.rms_norm_eps,
+                shape.qkv_bias,
+            )
+            for _ in range(shape.num_hidden_layers)
+        )
+        self.norm = RMSNorm(shape.hidden_size, shape.rms_norm_eps)
+
+
+class Transformer(nn.Module):
+    """`forward` returns raw logits (B, T, V) at the input positions; which token a logit predicts
+    (the same position, or the next one) is the family's convention, applied by the sampler."""
+
+    def __init__(self, shape: ModelShape) -> None:
+        super().__init__()
+        self.shape = shape
+        self.model = Backbone(shape)
+        self.lm_head = nn.Linear(shape.hidden_size, shape.vocab_size, bias=False)
+        if shape.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    @property
+    def head_dim(self) -> int:
+        return self.shape.hidden_size // self.shape.num_attention_heads
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor | None = None,
+        key_mask: torch.Tensor | None = None,
+        ctx: ForwardContext | None = None,
+    ) -> torch.Tensor:
+        if positions is None:
+            positions = torch.arange(input_ids.shape[1], device=input_ids.device).expand_as(input_ids)
+        x = self.model.embed_tokens(input_ids)
+        rope = rotary_tables(positions, self.head_dim, self.shape.rope_theta, x.dtype)
+        if ctx is not None and key_mask is None:
+            key_mask = ctx.key_mask
+        for i, layer in enumerate(self.model.layers):
+            x = layer(x, rope, key_mask, ctx, i)
+        return self.lm_head(self.model.norm(x))

@@ -1,0 +1,74 @@
+"""Per-request denoising parameters, validated where they are built."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+Alg = Literal["maskgit_plus", "topk_margin", "entropy"]
+Rule = Literal["reference", "threshold"]
+CacheMode = Literal["none", "fixed"]
+ALGS: tuple[Alg, ...] = ("maskgit_plus", "topk_margin", "entropy")
+RULES: tuple[Rule, ...] = ("reference", "threshold")
+CACHE_MODES: tuple[CacheMode, ...] = ("none", "fixed")
+
+
+@dataclass(frozen=True)
+class DenoiseParams:
+    """How to denoise a batch of canvases.
+
+    steps: denoising steps of the reference rule (None: one per mask, as the official samplers are run);
+        for the threshold rule, a cap on steps per span token budget is not needed: it always commits >= 1.
+    alg: confidence score (max probability, top-1 minus top-2 probability, or negative entropy).
+    rule: "reference" commits the family's own schedule of tokens per step; "threshold" commits every
+        masked position whose confidence is >= threshold, and always at least the most confident one.
+    cache: "fixed" keeps the keys/values of fixed text between full refreshes and runs only the mask
+        spans as queries; "none" recomputes the whole canvas every step.
+    refresh_every: with cache="fixed", a full forward every k steps (1 = every step, exact); a full
+        forward also happens whenever a span completes. 0 means only then.
+    fill_after_eos: with the threshold rule, once a span commits an end token every mask after it in
+        that span becomes an end token too (DreamOn's pad-EOS-to-the-right); the reference rule never does.
+    """
+
+    steps: int | None = None
+    alg: Alg = "maskgit_plus"
+    rule: Rule = "threshold"
+    threshold: float = 0.9
+    temperature: float = 0.0
+    top_p: float | None = None
+    seed: int = 0
+    cache: CacheMode = "fixed"
+    refresh_every: int = 0
+    eps: float = 1e-3
+    fill_after_eos: bool = True
+
+    def __post_init__(self) -> None:
+        if self.steps is not None and self.steps < 1:
+            raise ValueError(f"steps must be >= 1, got {self.steps}")
+        if self.alg not in ALGS:
+            raise ValueError(f"alg {self.alg!r}: use one of {', '.join(ALGS)}")
+        if self.rule not in RULES:
+            raise ValueError(f"rule {self.rule!r}: use one of {', '.join(RULES)}")
+        if self.cache not in CACHE_MODES:
+            raise ValueError(f"cache {self.cache!r}: use one of {', '.join(CACHE_MODES)}")
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"threshold must be in [0, 1], got {self.threshold}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if self.top_p is not None and not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.refresh_every < 0:
+            raise ValueError(f"refresh_every must be >= 0, got {self.refresh_every}")
+
+    @classmethod
+    def reference(cls, steps: int | None = None, alg: Alg = "maskgit_plus") -> DenoiseParams:
+        """The family's own sampler on an in-place canvas, no cache: the exact-reproduction mode."""
+        return cls(steps=steps, alg=alg, rule="reference", cache="none")
+
+    @classmethod
+    def fast(cls, threshold: float = 0.9) -> DenoiseParams:
+        """Fast-dLLM-style: confidence threshold plus the fixed-text cache."""
+        return cls(rule="threshold", threshold=threshold, cache="fixed")
+
+    def with_(self, **changes: object) -> DenoiseParams:
+        return replace(self, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,92 @@
+"""Pure sampling and commit policies: tensors in, tensors out, randomness only from the given generator.
+
+Proposals work on the logits of the masked positions only, (M, V), never on the whole canvas.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from engine.params import Alg
+
+
+def top_p_filter(logits: torch.Tensor, top_p: float) -> torch.Tensor:
+    """Keep the smallest set of tokens whose probability mass reaches top_p (always the best one)."""
+    sorted_logits, order = torch.sort(logits, descending=True, dim=-1)
+    cumulative = sorted_logits.softmax(-1).cumsum(-1)
+    drop_sorted = cumulative > top_p
+    drop_sorted[..., 1:] = drop_sorted[..., :-1].clone()
+    drop_sorted[..., 0] = False
+    drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+    return logits.masked_fill(drop, torch.finfo(logits.dtype).min)
+
+
+def propose(
+    logits: torch.Tensor, alg: Alg, temperature: float, top_p: float | None, generator: torch.Generator | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A candidate token and a confidence score for each masked position, as Dream's sampler computes them.
+
+    temperature 0 takes the argmax; otherwise a categorical draw from softmax(logits / temperature).
+    Scores: maskgit_plus = probability of the candidate, topk_margin = p1 - p2, entropy = sum p log p.
+    """
+    logits = logits.float()
+    if temperature > 0:
+        logits = logits / temperature
+    if top_p is not None and top_p < 1.0:
+        logits = top_p_filter(logits, top_p)
+    probs = logits.softmax(-1)
+    if temperature > 0:
+        tokens = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        chosen = probs.gather(-1, tokens[:, None]).squeeze(-1)
+    else:
+        chosen, tokens = probs.max(-1)
+    if alg == "maskgit_plus":
+        score = chosen
+    elif alg == "topk_margin":
+        top2 = probs.topk(2, dim=-1).values
+        score = top2[:, 0] - top2[:, 1]
+    else:
+        score = (probs * torch.log(probs + 1e-10)).sum(-1)
+    return tokens, score
+
+
+def threshold_confidence(score: torch.Tensor, alg: Alg) -> torch.Tensor:
+    """Map a score into [0, 1] so one threshold means the same for every alg (entropy -> exp(-H))."""
+    return score.exp() if alg == "entropy" else score
+
+
+def dream_count(masked: torch.Tensor, step: torch.Tensor, steps: torch.Tensor, eps: float) -> torch.Tensor:
+    """Tokens to reveal this step under Dream's `diffusion_generate` schedule, per row.
+
+    timesteps = linspace(1, eps, steps + 1); at step i, t = ts[i], s = ts[i + 1] and
+    k = int(masked * (1 - s / t)), with every remaining mask revealed at the last step. Computed per row
+    (the official code averages the count over the batch; rows of one request agree).
+    """
+    steps_f = steps.double()
+    t = 1 - step.double() * (1 - eps) / steps_f
+    s = 1 - (step.double() + 1) * (1 - eps) / steps_f
+    k = (masked.double() * (1 - s / t)).floor().long()
+    return torch.where(step >= steps - 1, masked, k)
+
+
+def llada_count(initial: torch.Tensor, step: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
+    """LLaDA's `get_num_transfer_tokens`: the initial mask count spread evenly over the steps, the
+    remainder going to the first steps."""
+    base = torch.div(initial, steps, rounding_mode="floor")
+    remainder = initial - base * steps
+    return base + (step < remainder).long()
+
+
+def select_top_k(score: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Per row of score (B, L) (-inf where nothing may be committed), the k[b] highest positions."""
+    order = score.argsort(dim=-1, descending=True, stable=True)
+    rank = torch.empty_like(order).scatter_(-1, order, torch.arange(score.shape[-1], device=score.device).expand_as(order))
+    return (rank < k[:, None]) & torch.isfinite(score)
+
+
+def select_threshold(score: torch.Tensor, confidence: torch.Tensor, threshold: float) -> torch.Tensor:
+    """Every position with confidence >= threshold, plus the best-scoring one of each row that has any."""
+    valid = torch.isfinite(score)
+    best = F.one_hot(score.argmax(-1), score.shape[-1]).bool() & valid.any(-1, keepdim=True)
+    return ((confidence >= threshold) & valid) | best
