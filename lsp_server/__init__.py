@@ -1,0 +1,18 @@
+"""dcomplete's language server: LSP in, `infill` calls out. Holds no model code.
+
+Run it with `dcomplete serve` or `python -m lsp_server`; see lsp_server/README.md.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point for `dcomplete serve` (argv excludes the subcommand)."""
+    from .cli import main as run
+
+    return run(argv)
+
+
+__all__ = ["__version__", "main"]

@@ -1,0 +1,45 @@
+"""`dcomplete serve` / `python -m lsp_server`: start the language server on stdio or loopback TCP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dcomplete serve",
+        description="Language server for diffusion-model code completion (stdio by default).")
+    parser.add_argument("--tcp", type=int, metavar="PORT",
+                        help="listen on 127.0.0.1:PORT instead of stdio (for debugging)")
+    parser.add_argument("--log-file", metavar="PATH", help="write the server log here (stderr otherwise)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    return parser
+
+
+def _use_uvloop() -> None:
+    try:
+        import uvloop
+    except ImportError:
+        return
+    uvloop.install()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        filename=args.log_file,
+        stream=None if args.log_file else sys.stderr,
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    _use_uvloop()
+    from .server import build_server
+
+    server = build_server()
+    if args.tcp is not None:
+        server.start_tcp("127.0.0.1", args.tcp)
+    else:
+        server.start_io()
+    return 0

@@ -1,0 +1,221 @@
+"""Server state and the request flows that join documents, settings, the scheduler and the model.
+
+Handlers in server.py call one method here each. Everything runs on the event loop except the
+closures handed to the scheduler, which run on its worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from .completion import (CompletionQuery, Suggestion, build_query, fallback_items, inline_items, new_item_id,
+                         to_suggestion)
+from .documents import Document, DocumentStore, TextChange, UnknownDocument
+from .feedback import FeedbackLog
+from .inference import InferenceBackend, LoadFailure, Outcome
+from .positions import normalize_encoding
+from .scheduler import CancelCheck, InferenceScheduler, Ticket
+from .settings import SECTION, Settings, parse_settings
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+logger = logging.getLogger(__name__)
+STATUS_NOTIFICATION = "dcomplete/status"
+INVOKED_ALTERNATIVES = 3
+T = TypeVar("T")
+
+
+class Session:
+    def __init__(self, server: LanguageServer) -> None:
+        self.server = server
+        self.documents = DocumentStore()
+        self.settings = Settings()
+        self.scheduler = InferenceScheduler()
+        self.backend = InferenceBackend()
+        self.feedback = FeedbackLog()
+        self.last_latency_ms: int | None = None
+        self._tickets_by_request: dict[Any, Ticket] = {}
+        self._cancelled_early: dict[Any, None] = {}  # insertion-ordered, trimmed to the newest 256
+        self._shown_failure: LoadFailure | None = None
+        self._pending_problems: list[str] = []
+
+    # -- lifecycle and settings -------------------------------------------------------------------
+
+    def initialize(self, params: types.InitializeParams) -> None:
+        self.documents.encoding = normalize_encoding(self.server.workspace.position_encoding)
+        self.settings, self._pending_problems = parse_settings(params.initialization_options)
+
+    def initialized(self) -> None:
+        self._show_problems(self._pending_problems)
+        self._pending_problems = []
+        asyncio.ensure_future(self._load_model())
+
+    async def change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
+        raw = params.settings
+        if not (isinstance(raw, dict) and isinstance(raw.get(SECTION), dict)) and self._can_pull_configuration():
+            pulled = await self.server.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
+            raw = pulled[0] if pulled else None
+        previous = self.settings
+        self.settings, problems = parse_settings(raw, base=previous)
+        self._show_problems(problems)
+        if (previous.model, previous.device) != (self.settings.model, self.settings.device):
+            await self._load_model()
+
+    def _can_pull_configuration(self) -> bool:
+        workspace = self.server.client_capabilities.workspace
+        return bool(workspace and workspace.configuration)
+
+    def _show_problems(self, problems: list[str]) -> None:
+        for problem in problems:
+            self.server.window_show_message(types.ShowMessageParams(types.MessageType.Warning, problem))
+
+    async def _load_model(self) -> None:
+        settings = self.settings
+        failure = await self.scheduler.run_exclusive(lambda: self.backend.ensure_loaded(settings))
+        if failure is not None:
+            self._report_failure(failure)
+
+    def _report_failure(self, failure: LoadFailure) -> None:
+        if failure == self._shown_failure:
+            return
+        self._shown_failure = failure
+        message = (f"dcomplete could not load the model `{failure.spec}` ({failure.message}); "
+                   "completions stay empty until the `dcomplete.model` setting changes")
+        self.server.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
+
+    def shutdown(self) -> None:
+        self.scheduler.shutdown()
+
+    # -- documents --------------------------------------------------------------------------------
+
+    def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        item = params.text_document
+        self.documents.open(item.uri, item.language_id, item.version, item.text)
+
+    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        changes = [
+            TextChange(change.text, (change.range.start.line, change.range.start.character),
+                       (change.range.end.line, change.range.end.character))
+            if isinstance(change, types.TextDocumentContentChangePartial) else TextChange(change.text)
+            for change in params.content_changes
+        ]
+        self.documents.change(params.text_document.uri, params.text_document.version, changes)
+
+    def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        self.documents.close(uri)
+        asyncio.ensure_future(self.scheduler.run_exclusive(lambda: self.backend.forget(uri)))
+
+    def document(self, uri: str) -> Document:
+        try:
+            return self.documents.get(uri)
+        except UnknownDocument as error:
+            raise JsonRpcInvalidParams(str(error)) from None
+
+    # -- jobs -------------------------------------------------------------------------------------
+
+    def cancel_request(self, msg_id: Any) -> None:
+        """`$/cancelRequest`: stop the job the request started (if any) at its next denoising step."""
+        ticket = self._tickets_by_request.get(msg_id)
+        if ticket is not None:
+            ticket.cancel()
+        else:  # its job has not started yet (or the request has already been answered)
+            self._cancelled_early[msg_id] = None
+            if len(self._cancelled_early) > 256:
+                del self._cancelled_early[next(iter(self._cancelled_early))]
+
+    async def run_job(self, key: str, work: Callable[[CancelCheck], T], debounce_s: float = 0.0,
+                      on_ticket: Callable[[Ticket], None] | None = None) -> T | None:
+        """Run model work for `key` (supersedes the previous job on it); None when it was cancelled,
+        superseded, or the model is unavailable (reported once)."""
+        ticket = self.scheduler.ticket(key)
+        if on_ticket is not None:
+            on_ticket(ticket)
+        msg_id = self.server.protocol.msg_id
+        self._tickets_by_request[msg_id] = ticket
+        if msg_id in self._cancelled_early:
+            del self._cancelled_early[msg_id]
+            ticket.cancel()
+        settings = self.settings
+
+        def with_model(cancel: CancelCheck) -> T | LoadFailure:
+            failure = self.backend.ensure_loaded(settings)
+            return failure if failure is not None else work(cancel)
+
+        try:
+            result = await self.scheduler.run(ticket, with_model, debounce_s)
+        finally:
+            self._tickets_by_request.pop(msg_id, None)
+        if isinstance(result, LoadFailure):
+            self._report_failure(result)
+            return None
+        return result
+
+    # -- completion -------------------------------------------------------------------------------
+
+    async def _suggest(self, uri: str, position: types.Position, automatic: bool, alternatives: int,
+                       selected: types.SelectedCompletionInfo | None) -> tuple[CompletionQuery, list[Suggestion]]:
+        """Automatic requests are debounced; invoked ones (a user gesture) start at once."""
+        document = self.document(uri)
+        settings = self.settings
+        query = build_query(document.text, position, self.documents.encoding, selected)
+        if document.language_id not in settings.languages:
+            return query, []
+        version = document.version
+        debounce_s = settings.debounce_ms / 1000 if automatic else 0.0
+        started = time.perf_counter()
+
+        def work(cancel: CancelCheck) -> Outcome:
+            return self.backend.complete(query.text, query.offset, settings, document.language_id, uri,
+                                         alternatives, cancel)
+
+        outcome = await self.run_job(uri, work, debounce_s)
+        if outcome is None or outcome.cancelled or document.version != version:
+            return query, []
+        self.last_latency_ms = round((time.perf_counter() - started - debounce_s) * 1000)
+        self._notify_status()
+        suggestions: list[Suggestion] = []
+        for replacement in outcome.replacements:
+            suggestion = to_suggestion(query, replacement, settings.multiline)
+            if suggestion is not None and suggestion not in suggestions:
+                suggestions.append(suggestion)
+        return query, suggestions
+
+    async def inline_completion(self, params: types.InlineCompletionParams) -> types.InlineCompletionList:
+        automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
+        uri = params.text_document.uri
+        alternatives = 1 if automatic else INVOKED_ALTERNATIVES
+        query, suggestions = await self._suggest(uri, params.position, automatic, alternatives,
+                                                 params.context.selected_completion_info)
+        item_ids = [new_item_id() for _ in suggestions]
+        if suggestions:
+            self.feedback.offered(uri, item_ids)
+        return types.InlineCompletionList(
+            items=inline_items(uri, query, suggestions, self.documents.encoding, item_ids))
+
+    async def completion(self, params: types.CompletionParams) -> types.CompletionList:
+        uri = params.text_document.uri
+        automatic = params.context is None or params.context.trigger_kind != types.CompletionTriggerKind.Invoked
+        query, suggestions = await self._suggest(uri, params.position, automatic, 1, selected=None)
+        item_ids = [new_item_id() for _ in suggestions]
+        if suggestions:
+            self.feedback.offered(uri, item_ids)
+        return types.CompletionList(
+            is_incomplete=True,
+            items=fallback_items(uri, query, suggestions, self.documents.encoding, item_ids))
+
+    def _notify_status(self) -> None:
+        self.server.protocol.notify(STATUS_NOTIFICATION, {
+            "model": self.settings.model,
+            "device": self.backend.device_name,
+            "lastLatencyMs": self.last_latency_ms,
+        })

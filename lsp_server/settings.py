@@ -1,0 +1,78 @@
+"""Client settings (the `dcomplete` section) as one typed struct.
+
+Settings arrive in `initializationOptions` and `workspace/didChangeConfiguration`. Each key is
+validated on its own, so one bad value costs only that key: it falls back to its default and the
+problem is reported as a sentence naming the key.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+SECTION = "dcomplete"
+
+
+class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    """What the client may configure; field docs are the settings table of the README."""
+
+    model: str = "default"
+    """Checkpoint: "default" (bundled), a folder, or a Hugging Face repo id already in the local cache."""
+    device: str = "auto"
+    """"auto", "cpu", "cuda", "cuda:1", "mps"."""
+    steps: Annotated[int, msgspec.Meta(ge=0, le=4096)] = 0
+    """0: commit every token above `threshold` each step (fastest); N: the model family's own schedule
+    over N steps (slower, reproduces published numbers)."""
+    threshold: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.9
+    """With steps 0, each step commits every masked position at least this confident (and the best one)."""
+    max_tokens: Annotated[int, msgspec.Meta(ge=1, le=2048)] = 64
+    """Upper bound on the tokens of one completion."""
+    debounce_ms: Annotated[int, msgspec.Meta(ge=0, le=5000)] = 150
+    """Automatic inline requests wait this long; a newer keystroke in the window replaces them."""
+    multiline: bool = True
+    """Offer multi-line completions; off keeps only the first line."""
+    languages: list[str] = msgspec.field(default_factory=lambda: ["python"])
+    """languageIds the server completes; others get empty answers."""
+
+    @property
+    def engine_device(self) -> str | None:
+        return None if self.device == "auto" else self.device
+
+
+FIELD_NAMES: dict[str, str] = {field.encode_name: field.name for field in msgspec.structs.fields(Settings)}
+
+
+def _reason(error: msgspec.ValidationError) -> str:
+    return str(error).split(" - at ")[0]
+
+
+def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """Settings from a client payload, plus one problem sentence per rejected key.
+
+    `raw` may be the `dcomplete` section itself or an object holding it under `dcomplete`. Keys that
+    are absent keep their value from `base` (defaults when None); invalid keys take the default.
+    """
+    base = base or Settings()
+    if raw is None:
+        return base, []
+    if isinstance(raw, dict) and isinstance(raw.get(SECTION), dict):
+        raw = raw[SECTION]
+    if not isinstance(raw, dict):
+        return base, [f"dcomplete settings must be an object, got {type(raw).__name__}; using defaults"]
+    problems: list[str] = []
+    accepted: dict[str, Any] = msgspec.structs.asdict(base)
+    for key, value in raw.items():
+        if key not in FIELD_NAMES:
+            problems.append(f"dcomplete setting `{key}` is unknown; ignored")
+            continue
+        name = FIELD_NAMES[key]
+        try:
+            checked = msgspec.convert({key: value}, Settings)
+        except msgspec.ValidationError as error:
+            default = getattr(Settings(), name)
+            problems.append(f"dcomplete setting `{key}` is invalid ({_reason(error)}); using {default!r}")
+            accepted[name] = default
+            continue
+        accepted[name] = getattr(checked, name)
+    return Settings(**accepted), problems

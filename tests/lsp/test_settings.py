@@ -1,0 +1,36 @@
+"""Settings parsing: typed values, one problem sentence per bad key, defaults for what was rejected."""
+
+from __future__ import annotations
+
+from lsp_server.settings import Settings, parse_settings
+
+
+def test_camel_case_section_becomes_typed_settings() -> None:
+    settings, problems = parse_settings({"dcomplete": {
+        "model": "/models/dream", "device": "cpu", "steps": 8, "threshold": 0.8, "maxTokens": 32,
+        "debounceMs": 0, "multiline": False, "languages": ["python"]}})
+    assert problems == []
+    assert settings == Settings(model="/models/dream", device="cpu", steps=8, threshold=0.8, max_tokens=32,
+                                debounce_ms=0, multiline=False, languages=["python"])
+    assert settings.engine_device == "cpu" and Settings().engine_device is None
+
+
+def test_each_bad_key_is_named_and_falls_back_alone() -> None:
+    settings, problems = parse_settings({"steps": "many", "threshold": 1.5, "maxTokens": 16, "colour": "red"})
+    assert settings.steps == 0 and settings.threshold == 0.9 and settings.max_tokens == 16
+    assert len(problems) == 3
+    assert "`steps`" in problems[0] and "Expected `int`, got `str`" in problems[0]
+    assert "`threshold`" in problems[1] and "<= 1.0" in problems[1]
+    assert "`colour` is unknown" in problems[2]
+
+
+def test_partial_update_keeps_the_other_values() -> None:
+    base, _ = parse_settings({"model": "/m", "debounceMs": 10})
+    updated, problems = parse_settings({"dcomplete": {"debounceMs": 300}}, base=base)
+    assert problems == [] and updated.model == "/m" and updated.debounce_ms == 300
+
+
+def test_a_non_object_payload_is_reported() -> None:
+    settings, problems = parse_settings(["model"])
+    assert settings == Settings() and problems == ["dcomplete settings must be an object, got list; using defaults"]
+    assert parse_settings(None) == (Settings(), [])
