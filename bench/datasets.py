@@ -1,0 +1,107 @@
+"""Load the infilling benchmarks from the evaluation data (shared/data; never training data).
+
+Every task becomes the same shape: a document `prefix + suffix` with the cursor at `len(prefix)`, and the
+canonical `middle` that belongs there. Provenance and checksums: shared/data/MANIFEST.json.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence, TypeVar
+
+DATA_ENV = "DCOMPLETE_BENCH_DATA"
+HUMANEVAL_FILES = {
+    "single": "human-eval-infilling/HumanEval-SingleLineInfilling.jsonl.gz",
+    "multi": "human-eval-infilling/HumanEval-MultiLineInfilling.jsonl.gz",
+}
+SANTACODER_FILE = "santacoder-fim/santacoder-fim-task.jsonl.gz"
+
+
+@dataclass(frozen=True)
+class InfillTask:
+    """One gap. `test`/`entry_point` are set for executable (HumanEval-infilling) tasks only."""
+
+    task_id: str
+    prefix: str
+    suffix: str
+    middle: str
+    test: str = ""
+    entry_point: str = ""
+
+    @property
+    def document(self) -> str:
+        return self.prefix + self.suffix
+
+    @property
+    def cursor(self) -> int:
+        return len(self.prefix)
+
+
+class DataError(RuntimeError):
+    pass
+
+
+def data_root() -> Path:
+    """$DCOMPLETE_BENCH_DATA, else shared/data inside or beside the repository checkout."""
+    if os.environ.get(DATA_ENV):
+        return Path(os.environ[DATA_ENV])
+    repo = Path(__file__).resolve().parents[1]
+    for candidate in (repo / "shared" / "data", repo.parent / "shared" / "data"):
+        if candidate.is_dir():
+            return candidate
+    raise DataError(f"benchmark data not found: set {DATA_ENV} or provide {repo.parent / 'shared' / 'data'}")
+
+
+def _read_jsonl_gz(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise DataError(f"benchmark file missing: {path}")
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_humaneval(split: str, root: Path | None = None) -> list[InfillTask]:
+    """HumanEval-infilling single- or multi-line: prompt is the prefix, canonical_solution the middle.
+
+    In these splits every prefix and every middle ends with a newline, so the cursor sits at the start of
+    the line that follows the gap and the middle is whole lines.
+    """
+    if split not in HUMANEVAL_FILES:
+        raise DataError(f"unknown HumanEval-infilling split {split!r}; choose from {sorted(HUMANEVAL_FILES)}")
+    rows = _read_jsonl_gz((root or data_root()) / HUMANEVAL_FILES[split])
+    return [InfillTask(task_id=row["task_id"], prefix=row["prompt"], suffix=row["suffix"],
+                       middle=row["canonical_solution"], test=row["test"], entry_point=row["entry_point"])
+            for row in rows]
+
+
+def load_santacoder_py(root: Path | None = None) -> list[InfillTask]:
+    """SantaCoder-FIM, Python rows only (1,043 of 4,792).
+
+    The stored prompt mostly lacks its trailing newline and the middle is one line without one. Following
+    Open-dLLM (`eval/eval_infill/eval_infill.py`, santacoder-fim branch: `prefixs = [d["prompt"] + "\\n" ...]`)
+    and the DreamOn setup it reproduces (research/benchmarks.md §1.2), the prefix is `prompt + "\\n"` and the
+    suffix is kept as stored, so the gap must also produce the line break that ends the middle.
+    """
+    rows = _read_jsonl_gz((root or data_root()) / SANTACODER_FILE)
+    return [InfillTask(task_id=row["name"], prefix=row["prompt"] + "\n", suffix=row["suffix"],
+                       middle=row["canonical_solution"])
+            for row in rows if row["language"] == "py"]
+
+
+T = TypeVar("T")
+
+
+def fixed_subset(items: Sequence[T], size: int | None, seed: int) -> list[T]:
+    """`size` items drawn with `random.Random(seed)`, kept in dataset order; all items when size is None or
+    not smaller than the set. A seeded sample, not the first N: the first N of a split cover only the first
+    few HumanEval problems, each of which contributes dozens of consecutive tasks.
+    """
+    if size is None or size >= len(items):
+        return list(items)
+    if size < 0:
+        raise DataError(f"subset size must be >= 0, got {size}")
+    chosen = sorted(random.Random(seed).sample(range(len(items)), size))
+    return [items[index] for index in chosen]

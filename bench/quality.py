@@ -1,0 +1,305 @@
+"""Quality benchmark: HumanEval-infilling pass@1, SantaCoder-FIM (Python) exact match, and parse rate.
+
+    python -m bench.quality [--model M|none] [--limit N] [--sampler reference|fast] [--length own|oracle|both]
+                            [--plot PNG] [--seed S]
+
+Rows: the trivial baselines (bench.baselines) and dcomplete through the infill API, with its own length
+choice (`plan_completion` at the cursor) and/or the oracle length (mask count = token count of the canonical
+middle). Columns: pass@1 on the single- and multi-line splits (n = 1, greedy, executed in the sandbox of
+bench.humaneval_exec), SantaCoder-FIM exact match, and the parse rate of the filled HumanEval files
+(single + multi). Subsets are seeded samples (bench.datasets.fixed_subset); every n is printed.
+Stdout ends with one JSON line; its top-level metrics are dcomplete's default row (fast sampler, own length),
+as fractions in [0, 1], or null when that row was not run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import ast
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from bench.baselines import BASELINES
+from bench.datasets import DataError, InfillTask, fixed_subset, load_humaneval, load_santacoder_py
+from bench.humaneval_exec import isolation_wrapper, run_programs
+
+DEFAULT_ROW = "dcomplete/fast/own"
+DEFAULT_MULTI_SUBSET = 1000
+PLOT_THRESHOLDS = (0.5, 0.7, 0.8, 0.9, 0.95, 1.0)
+
+
+@dataclass(frozen=True)
+class Filled:
+    """A task's document after the completion is applied, and the text that was inserted."""
+
+    document: str
+    completion: str
+
+
+@dataclass
+class RowTally:
+    """Per-row accumulators: model cost (tokens, seconds) and the filled tasks per benchmark."""
+
+    new_tokens: int = 0
+    seconds: float = 0.0
+    filled: dict[str, list[Filled]] = field(default_factory=dict)
+
+
+Completer = Callable[[InfillTask, RowTally], Filled]
+
+
+def santacoder_first_line(generation: str) -> str:
+    """The line the SantaCoder-FIM exact match compares, exactly as Qwen2.5-Coder scores it.
+
+    Qwen2.5-Coder `qwencoder-eval/base/benchmarks/fim-bench/hm_fim/humaneval_fim.py` (`evaluate_results`),
+    copied verbatim by Open-dLLM `eval/eval_infill/compute_em_santa.py` for its DreamOn-style runs: when the
+    generation starts with "\\n" or " \\n" take its second line, else its first; strip it. benchmarks.md §1
+    paraphrases this as "the first non-empty generated line"; the two differ only for generations that
+    open with two or more blank lines (or a blank line with other whitespace), where this rule compares ""
+    and fails, as theirs does.
+    """
+    lines = generation.split("\n")
+    if generation.startswith("\n") or generation.startswith(" \n"):
+        return lines[1].strip()
+    return lines[0].strip()
+
+
+def santacoder_exact_match(generation: str, canonical: str) -> bool:
+    return santacoder_first_line(generation) == canonical.strip()
+
+
+def parses(document: str) -> bool:
+    try:
+        ast.parse(document)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def baseline_completer(name: str) -> Completer:
+    make = BASELINES[name]
+
+    def complete(task: InfillTask, tally: RowTally) -> Filled:
+        completion = make(task)
+        return Filled(task.prefix + completion + task.suffix, completion)
+    return complete
+
+
+def model_completer(engine: object, params: object, length: str) -> Completer:
+    """dcomplete through the infill API only: plan (or oracle spot) -> fill -> the first edit's text."""
+    from infill import Spot, fill, plan_completion
+
+    def complete(task: InfillTask, tally: RowTally) -> Filled:
+        text, offset = task.document, task.cursor
+        if length == "own":
+            spot = plan_completion(text, offset, language="python")
+        else:
+            oracle = len(engine.tokenizer.encode(task.middle, add_special_tokens=False))
+            spot = Spot(start=offset, end=offset, n_masks=max(1, oracle), kind="block")
+        if spot is None:
+            return Filled(text, "")
+        result = fill(engine, text, [spot], params, language="python")
+        tally.new_tokens += result.stats.new_tokens
+        tally.seconds += result.stats.seconds
+        edit = result.edits[0] if result.edits else None
+        if edit is None:
+            return Filled(text, "")
+        return Filled(text[: edit.start] + edit.new_text + text[edit.end:], edit.new_text)
+    return complete
+
+
+@dataclass(frozen=True)
+class Suite:
+    single: list[InfillTask]
+    multi: list[InfillTask]
+    santacoder: list[InfillTask]
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return {"single": len(self.single), "multi": len(self.multi), "santacoder": len(self.santacoder)}
+
+
+def load_suite(limit: int | None, seed: int) -> Suite:
+    multi_limit = DEFAULT_MULTI_SUBSET if limit is None else limit
+    return Suite(single=fixed_subset(load_humaneval("single"), limit, seed),
+                 multi=fixed_subset(load_humaneval("multi"), multi_limit, seed),
+                 santacoder=fixed_subset(load_santacoder_py(), limit, seed))
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _pass_rate(tasks: Sequence[InfillTask], filled: Sequence[Filled], workers: int) -> float | None:
+    if not tasks:
+        return None
+    programs = [f.document + "\n" + t.test + "\n" + f"check({t.entry_point})" for t, f in zip(tasks, filled)]
+    return sum(r.passed for r in run_programs(programs, workers=workers)) / len(tasks)
+
+
+def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int,
+                 benchmarks: Sequence[str] = ("single", "multi", "santacoder")) -> dict:
+    """Fill every task of the chosen benchmarks with `complete` and score them."""
+    tally = RowTally()
+    for bench_name in benchmarks:
+        tasks = getattr(suite, bench_name)
+        started = time.monotonic()
+        tally.filled[bench_name] = [complete(task, tally) for task in tasks]
+        _progress(f"[{name}] {bench_name}: {len(tasks)} filled in {time.monotonic() - started:.1f}s")
+    row: dict = {"n": {b: len(getattr(suite, b)) for b in benchmarks}}
+    if "single" in benchmarks:
+        row["pass_at_1_single"] = _pass_rate(suite.single, tally.filled["single"], workers)
+    if "multi" in benchmarks:
+        row["pass_at_1_multi"] = _pass_rate(suite.multi, tally.filled["multi"], workers)
+    if "santacoder" in benchmarks:
+        hits = [santacoder_exact_match(f.completion, t.middle)
+                for t, f in zip(suite.santacoder, tally.filled["santacoder"])]
+        row["exact_match_santacoder"] = sum(hits) / len(hits) if hits else None
+    documents = [f.document for b in ("single", "multi") for f in tally.filled.get(b, [])]
+    row["parse_rate"] = sum(map(parses, documents)) / len(documents) if documents else None
+    if tally.seconds > 0:
+        row["new_tokens"] = tally.new_tokens
+        row["model_seconds"] = round(tally.seconds, 3)
+        row["tokens_per_second"] = round(tally.new_tokens / tally.seconds, 2)
+    return row
+
+
+def sampler_params(sampler: str, seed: int, threshold: float | None = None) -> object:
+    from engine import DenoiseParams
+
+    if sampler == "reference":
+        return DenoiseParams.reference().with_(seed=seed)
+    return DenoiseParams.fast(threshold if threshold is not None else 0.9).with_(seed=seed)
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:5.1f}"
+
+
+def format_table(rows: dict[str, dict], sizes: dict[str, int]) -> str:
+    header = f"{'method / length':<26} {'single':>7} {'multi':>7} {'sc-EM':>7} {'parse':>7}  n (single/multi/sc)"
+    lines = [header, "-" * len(header)]
+    for name, row in rows.items():
+        n = row["n"]
+        counts = "/".join(str(n.get(b, "-")) for b in ("single", "multi", "santacoder"))
+        lines.append(f"{name:<26} {_percent(row.get('pass_at_1_single')):>7} "
+                     f"{_percent(row.get('pass_at_1_multi')):>7} {_percent(row.get('exact_match_santacoder')):>7} "
+                     f"{_percent(row.get('parse_rate')):>7}  {counts}")
+    lines.append("values in %; pass@1 with n=1 greedy; sc-EM = SantaCoder-FIM py exact match (first line); "
+                 f"parse = ast.parse of the filled HumanEval files; subset sizes {sizes}")
+    return "\n".join(lines)
+
+
+def summary(rows: dict[str, dict], args: argparse.Namespace, suite: Suite) -> dict:
+    default = rows.get(DEFAULT_ROW, {})
+    return {
+        "pass_at_1_single": default.get("pass_at_1_single"),
+        "pass_at_1_multi": default.get("pass_at_1_multi"),
+        "exact_match_santacoder": default.get("exact_match_santacoder"),
+        "parse_rate": default.get("parse_rate"),
+        "default_row": DEFAULT_ROW,
+        "model": args.model,
+        "seed": args.seed,
+        "n": suite.sizes,
+        "subset": "seeded sample (random.Random(seed)) in dataset order; multi-line capped at "
+                  f"{DEFAULT_MULTI_SUBSET} unless --limit",
+        "sandbox": isolation_wrapper()[0],
+        "rows": rows,
+    }
+
+
+def sweep_and_plot(engine: object, suite: Suite, png: str, seed: int, workers: int | None) -> list[dict]:
+    """The quality/speed knob: single-line pass@1 and tokens/s of the fast sampler (own length) against
+    its confidence threshold, written as a PNG (atomically: a temporary file renamed into place)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    points = []
+    for threshold in PLOT_THRESHOLDS:
+        name = f"dcomplete/fast@{threshold}/own"
+        row = evaluate_row(name, model_completer(engine, sampler_params("fast", seed, threshold), "own"),
+                           suite, workers, benchmarks=("single",))
+        points.append({"threshold": threshold, "pass_at_1_single": row["pass_at_1_single"],
+                       "tokens_per_second": row.get("tokens_per_second")})
+    figure, quality_axis = pyplot.subplots(figsize=(6, 4))
+    quality_axis.plot(PLOT_THRESHOLDS, [100 * p["pass_at_1_single"] for p in points], "o-", color="tab:blue")
+    quality_axis.set_xlabel("confidence threshold (fast sampler)")
+    quality_axis.set_ylabel(f"HumanEval-infilling single-line pass@1 % (n={len(suite.single)})", color="tab:blue")
+    speed_axis = quality_axis.twinx()
+    speed_axis.plot(PLOT_THRESHOLDS, [p["tokens_per_second"] or 0 for p in points], "s--", color="tab:orange")
+    speed_axis.set_ylabel("generated tokens / s", color="tab:orange")
+    quality_axis.set_title("dcomplete: quality/speed knob")
+    figure.tight_layout()
+    folder = os.path.dirname(os.path.abspath(png))
+    handle, temporary = tempfile.mkstemp(suffix=".png", dir=folder)
+    os.close(handle)
+    try:
+        figure.savefig(temporary, dpi=120)
+        os.replace(temporary, png)
+    finally:
+        pyplot.close(figure)
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    _progress(f"plot written: {png}")
+    return points
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.quality", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="default",
+                        help="Engine.load spec (folder, repo id, 'default'); 'none' runs the baselines only")
+    parser.add_argument("--limit", type=int, default=None,
+                        help=f"seeded subset of N tasks per benchmark (default: all; multi-line {DEFAULT_MULTI_SUBSET})")
+    parser.add_argument("--sampler", choices=("reference", "fast"), default="fast")
+    parser.add_argument("--length", choices=("own", "oracle", "both"), default="both")
+    parser.add_argument("--plot", default=None, metavar="PNG",
+                        help="also sweep the fast sampler's threshold on the single-line subset and plot it")
+    parser.add_argument("--seed", type=int, default=0, help="subset sample and sampler seed")
+    parser.add_argument("--workers", type=int, default=None, help="parallel sandboxed test runs")
+    args = parser.parse_args(argv)
+    if args.limit is not None and args.limit < 1:
+        parser.error(f"--limit must be >= 1, got {args.limit}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        suite = load_suite(args.limit, args.seed)
+    except DataError as error:
+        print(f"bench.quality: {error}", file=sys.stderr)
+        return 2
+    _progress(f"tasks: {suite.sizes}; sandbox: {isolation_wrapper()[0]}")
+    rows = {f"baseline/{name}": evaluate_row(f"baseline/{name}", baseline_completer(name), suite, args.workers)
+            for name in BASELINES}
+    engine = None
+    if args.model != "none":
+        from engine import Engine, ModelLoadError
+
+        try:
+            engine = Engine.load(args.model)
+        except (ModelLoadError, OSError) as error:
+            print(f"bench.quality: cannot load model {args.model!r}: {error}", file=sys.stderr)
+            return 2
+        params = sampler_params(args.sampler, args.seed)
+        for length in ("own", "oracle") if args.length == "both" else (args.length,):
+            name = f"dcomplete/{args.sampler}/{length}"
+            rows[name] = evaluate_row(name, model_completer(engine, params, length), suite, args.workers)
+    print(format_table(rows, suite.sizes))
+    report = summary(rows, args, suite)
+    if args.plot and engine is None:
+        _progress("--plot needs a model; no plot written with --model none")
+    elif args.plot:
+        report["threshold_sweep"] = sweep_and_plot(engine, suite, args.plot, args.seed, args.workers)
+    print(json.dumps(report, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
