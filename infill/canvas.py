@@ -1,0 +1,180 @@
+"""Canvases: one document's spots as mask runs between its fixed text, in token ids.
+
+`[bos] + header + tokens(text before spot 1) + [mask]*n1 + tokens(text between) + ... + [mask]*nk
++ tokens(text after spot k) + [eos]`. Each segment is tokenized on its own, so every mask run sits on
+a token boundary and `Slot` records where each spot's run starts and ends.
+
+When the document does not fit the model's context, the kept text is the lines nearest the spots,
+added alternately above and below, one whole line at a time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from infill.positions import LineIndex
+from infill.spots import Spot
+
+_INDENT_AFTER_BREAK = re.compile(r"(?:^|\n)([ \t]+)$")
+
+
+class Specials(Protocol):
+    mask_id: int
+    eos_id: int
+    pad_id: int
+    bos_id: int
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where one spot's masks sit in the canvas: positions [start, end).
+
+    `lead` is the indentation that preceded the spot on its line: it is moved into the masked region
+    so that the model writes the line's first token with its usual whitespace; post-processing
+    removes it again.
+    """
+
+    spot: Spot
+    start: int
+    end: int
+    lead: str = ""
+
+
+@dataclass(frozen=True)
+class Canvas:
+    ids: tuple[int, ...]
+    slots: tuple[Slot, ...]
+    context_start: int
+    context_end: int
+
+
+class ContextOverflow(ValueError):
+    """The spots and the text between them alone do not fit the model's context."""
+
+
+def encode(tokenizer: Any, text: str) -> list[int]:
+    return list(tokenizer.encode(text, add_special_tokens=False)) if text else []
+
+
+def instruction_header(instruction: str | None, comment_prefix: str) -> str:
+    """An instruction as a comment block for the top of the context, one comment line per line."""
+    if not instruction or not instruction.strip():
+        return ""
+    lines = instruction.strip().splitlines()
+    first, rest = lines[0], lines[1:]
+    block = [f"{comment_prefix} Instruction: {first}"] + [f"{comment_prefix} {line}".rstrip() for line in rest]
+    return "\n".join(block) + "\n"
+
+
+def check_spots(spots: Sequence[Spot], text_length: int) -> list[Spot]:
+    ordered = sorted(spots, key=lambda s: (s.start, s.end))
+    for spot in ordered:
+        if spot.end > text_length:
+            raise ValueError(f"spot [{spot.start}, {spot.end}) ends past the text (length {text_length})")
+    for left, right in zip(ordered, ordered[1:]):
+        if right.start <= left.end:
+            raise ValueError(
+                f"spots [{left.start}, {left.end}) and [{right.start}, {right.end}) overlap or touch;"
+                " merge them into one"
+            )
+    return ordered
+
+
+def build_canvas(
+    text: str,
+    spots: Sequence[Spot],
+    tokenizer: Any,
+    special: Specials,
+    max_length: int,
+    *,
+    header: str = "",
+    reserve: int = 0,
+) -> Canvas:
+    """The canvas for `spots` of `text`; `reserve` tokens are kept free for span growth."""
+    ordered = check_spots(spots, len(text))
+    if not ordered:
+        raise ValueError("no spots to fill")
+    header_ids = encode(tokenizer, header)
+    fixed = 2 + len(header_ids) + sum(s.n_masks for s in ordered) + reserve
+    start, end = 0, len(text)
+    canvas = _assemble(text, ordered, start, end, tokenizer, special, header_ids)
+    if len(canvas.ids) + reserve > max_length:
+        start, end = _crop(text, ordered, tokenizer, max_length - fixed)
+        canvas = _assemble(text, ordered, start, end, tokenizer, special, header_ids)
+        lines = LineIndex(text)
+        while len(canvas.ids) + reserve > max_length and (start < ordered[0].start or end > ordered[-1].end):
+            above = start < lines.line_start(lines.line_of(ordered[0].start))
+            if above:
+                start = lines.line_start(lines.line_of(start) + 1)
+            else:
+                end = lines.line_start(lines.line_of(end - 1))
+            canvas = _assemble(text, ordered, start, end, tokenizer, special, header_ids)
+        if len(canvas.ids) + reserve > max_length:
+            raise ContextOverflow(
+                f"the spots and the text between them take {len(canvas.ids)} tokens, more than the"
+                f" model's context of {max_length}"
+            )
+    return canvas
+
+
+def _assemble(
+    text: str, spots: list[Spot], start: int, end: int, tokenizer: Any, special: Specials, header: list[int]
+) -> Canvas:
+    ids = [special.bos_id, *header]
+    slots = []
+    cursor = start
+    for spot in spots:
+        before = text[cursor : spot.start]
+        lead_match = _INDENT_AFTER_BREAK.search(before) if spot.start == spot.end else None
+        at_line_start = lead_match is not None and (
+            lead_match.start(1) > 0 or cursor == 0 or text[cursor - 1] == "\n"
+        )
+        lead = lead_match.group(1) if lead_match and at_line_start else ""
+        ids.extend(encode(tokenizer, before[: len(before) - len(lead)]))
+        slots.append(Slot(spot, len(ids), len(ids) + spot.n_masks, lead))
+        ids.extend([special.mask_id] * spot.n_masks)
+        cursor = spot.end
+    ids.extend(encode(tokenizer, text[cursor:end]))
+    ids.append(special.eos_id)
+    return Canvas(tuple(ids), tuple(slots), start, end)
+
+
+def _crop(text: str, spots: list[Spot], tokenizer: Any, budget: int) -> tuple[int, int]:
+    """[start, end) of whole lines around the spots whose token count fits `budget`."""
+    lines = LineIndex(text)
+    first = lines.line_of(spots[0].start)
+    last = lines.line_of(max(spots[-1].end - 1, spots[-1].start))
+    core_cost = sum(len(encode(tokenizer, text[s.end : t.start])) for s, t in zip(spots, spots[1:]))
+    core_cost += len(encode(tokenizer, text[lines.line_start(first) : spots[0].start]))
+    core_cost += len(encode(tokenizer, text[spots[-1].end : lines.line_end(last, with_break=True)]))
+    if core_cost > budget:
+        raise ContextOverflow(
+            f"the spots and the text between them take {core_cost} tokens, more than the {budget} the"
+            " model's context leaves for them"
+        )
+    left = budget - core_cost
+    above, below = first - 1, last + 1
+    count = len(lines.starts)
+    open_above, open_below = above >= 0, below < count
+    turn_above = True
+    while open_above or open_below:
+        side_above = open_above and (turn_above or not open_below)
+        line = above if side_above else below
+        cost = len(encode(tokenizer, text[lines.line_start(line) : lines.line_end(line, with_break=True)]))
+        if cost > left:
+            open_above, open_below = (False, open_below) if side_above else (open_above, False)
+            continue
+        left -= cost
+        if side_above:
+            above -= 1
+            open_above = above >= 0
+        else:
+            below += 1
+            open_below = below < count
+        turn_above = not side_above
+    start = lines.line_start(above + 1)
+    end = lines.line_end(below - 1, with_break=True)
+    return start, end

@@ -1,0 +1,100 @@
+"""Options and output shared by the `infill` and `refactor` subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from infill.files import BadInput
+from infill.fill import FillOptions, FillResult
+from infill.positions import LineIndex
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("model and sampler")
+    group.add_argument("--model", default="default", help="checkpoint folder, HF repo id in the local cache, or 'default'")
+    group.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ... (default: cuda when present)")
+    group.add_argument("--sampler", choices=("fast", "reference"), default="fast",
+                       help="fast: confidence threshold + fixed-text cache; reference: the family's own schedule")
+    group.add_argument("--steps", type=int, default=None, help="denoising steps (reference sampler)")
+    group.add_argument("--alg", choices=("maskgit_plus", "topk_margin", "entropy"), default=None)
+    group.add_argument("--threshold", type=float, default=None, help="confidence threshold (fast sampler)")
+    group.add_argument("--temperature", type=float, default=None)
+    group.add_argument("--top-p", type=float, default=None, dest="top_p")
+    group.add_argument("--seed", type=int, default=None)
+    group.add_argument("--retries", type=int, default=2, help="re-mask rounds when a result does not parse")
+    group.add_argument("--allow-errors", action="store_true",
+                       help="keep a result even when the filled file does not parse")
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--write", action="store_true", help="rewrite the file(s) in place, atomically")
+    parser.add_argument("--json", action="store_true", help="print the edits as JSON instead of a patch")
+
+
+def denoise_params(args: argparse.Namespace) -> Any:
+    from engine import DenoiseParams
+
+    try:
+        if args.sampler == "reference":
+            params = DenoiseParams.reference(args.steps)
+        else:
+            params = DenoiseParams.fast() if args.threshold is None else DenoiseParams.fast(args.threshold)
+            if args.steps is not None:
+                params = params.with_(steps=args.steps)
+        changes = {k: getattr(args, k) for k in ("alg", "temperature", "top_p", "seed", "threshold")}
+        return params.with_(**{k: v for k, v in changes.items() if v is not None})
+    except ValueError as exc:
+        raise BadInput(f"sampler options: {exc}") from None
+
+
+def fill_options(args: argparse.Namespace, **extra: Any) -> FillOptions:
+    if args.retries < 0:
+        raise BadInput(f"--retries {args.retries}: must be >= 0")
+    return FillOptions(retries=args.retries, keep_invalid=args.allow_errors, **extra)
+
+
+def load_engine(args: argparse.Namespace) -> Any:
+    from engine import Engine, ModelLoadError
+
+    try:
+        return Engine.load(args.model, device=args.device)
+    except ModelLoadError as exc:
+        raise BadInput(str(exc)) from None
+    except (OSError, RuntimeError) as exc:
+        if args.device is not None and "device" in str(exc).lower():
+            raise BadInput(f"--device {args.device}: {exc}") from None
+        raise
+
+
+def result_json(path: str, text: str, result: FillResult) -> dict[str, Any]:
+    """The JSON shape of one file's result: 0-based LSP positions in UTF-16 characters."""
+    lines = LineIndex(text)
+
+    def position(offset: int) -> dict[str, int]:
+        line, character = lines.to_lsp(offset, "utf-16")
+        return {"line": line, "character": character}
+
+    return {
+        "file": path,
+        "edits": [
+            {
+                "range": {"start": position(e.start), "end": position(e.end)},
+                "new_text": e.new_text,
+                "token_ids": list(e.token_ids),
+            }
+            for e in result.edits
+        ],
+        "canvas_ids": list(result.canvas_ids),
+        "stats": {
+            "new_tokens": result.stats.new_tokens,
+            "forward_passes": result.stats.forward_passes,
+            "seconds": round(result.stats.seconds, 4),
+        },
+        "notes": list(result.notes),
+    }
+
+
+def dump_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

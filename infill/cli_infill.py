@@ -1,0 +1,94 @@
+"""`dcomplete infill FILE:LINE[-END]`: regenerate whole lines of one file."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from infill.cli_common import (
+    add_engine_options,
+    add_output_options,
+    denoise_params,
+    dump_json,
+    fill_options,
+    load_engine,
+    result_json,
+)
+from infill.files import BadInput, atomic_write, read_source, unified_diff
+from infill.fill import fill
+from infill.languages import UnsupportedLanguage, language_for_path
+from infill.spots import Spot, apply_edits
+from infill.windows import plan_regenerate
+
+_TARGET = re.compile(r"^(?P<path>.+):(?P<start>\d+)(?:-(?P<end>\d+))?$")
+
+HELP = """Regenerate lines START..END (1-based, inclusive) of FILE and print the change as a unified
+diff (apply it with `patch -p1` from the current directory), or rewrite FILE with --write.
+
+examples:
+  dcomplete infill app.py:40-55
+  dcomplete infill app.py:40-55 | patch -p1
+  dcomplete infill app.py:12 --length 24 --write
+  dcomplete infill app.py:12 --json --sampler reference --steps 32
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "infill", help="regenerate a line range of one file", description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("target", metavar="FILE:LINE[-END]")
+    parser.add_argument("--length", type=int, default=None, help="force the mask count (no growth)")
+    add_output_options(parser)
+    add_engine_options(parser)
+    parser.set_defaults(run=run)
+
+
+def parse_target(target: str) -> tuple[str, int, int]:
+    match = _TARGET.match(target)
+    if match is None:
+        raise BadInput(f"{target}: expected FILE:LINE or FILE:START-END")
+    start = int(match["start"])
+    end = int(match["end"]) if match["end"] else start
+    if end < start:
+        raise BadInput(f"{target}: END {end} is before START {start}")
+    if start < 1:
+        raise BadInput(f"{target}: lines count from 1")
+    return match["path"], start, end
+
+
+def run(args: argparse.Namespace) -> int:
+    path, start, end = parse_target(args.target)
+    text = read_source(path)
+    try:
+        spec = language_for_path(path)
+    except UnsupportedLanguage as exc:
+        raise BadInput(str(exc)) from None
+    if args.length is not None and args.length < 1:
+        raise BadInput(f"--length {args.length}: must be at least 1")
+    try:
+        plan_regenerate(text, start, end, spec)
+    except ValueError as exc:
+        raise BadInput(f"{args.target}: {exc}") from None
+    options = fill_options(args, max_grow=0 if args.length is not None else None)
+    params = denoise_params(args)
+
+    engine = load_engine(args)
+    spot = plan_regenerate(text, start, end, spec, tokenizer=engine.tokenizer)
+    if spot.warning:
+        print(f"dcomplete: warning: {path}:{start}-{end}: {spot.warning}", file=sys.stderr)
+    if args.length is not None:
+        spot = Spot(spot.start, spot.end, args.length, spot.kind, spot.warning)
+    result = fill(engine, text, [spot], params, spec, doc_id=path, options=options)
+    for note in result.notes:
+        print(f"dcomplete: {path}: {note}", file=sys.stderr)
+    new_text = apply_edits(text, result.edits)
+    if args.write and new_text != text:
+        atomic_write(path, new_text)
+    if args.json:
+        print(dump_json(result_json(path, text, result)))
+    elif not args.write:
+        sys.stdout.write(unified_diff(path, text, new_text))
+    return 0

@@ -1,0 +1,82 @@
+"""Source files for the CLI: strict reading, unified diffs, atomic rewrites."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+BINARY_PROBE = 8192
+
+
+class BadInput(ValueError):
+    """User input that cannot be used; the message is one line that names the input."""
+
+
+def read_source(path: str | os.PathLike[str]) -> str:
+    """The file's text, exactly as stored (no newline translation); BadInput names what is wrong."""
+    name = os.fspath(path)
+    if not os.path.lexists(name):
+        raise BadInput(f"{name}: no such file")
+    if os.path.isdir(name):
+        raise BadInput(f"{name}: is a directory, not a file")
+    if not os.path.isfile(name):
+        raise BadInput(f"{name}: not a regular file")
+    try:
+        data = Path(name).read_bytes()
+    except OSError as exc:
+        raise BadInput(f"{name}: cannot read ({exc.strerror})") from None
+    if b"\0" in data[:BINARY_PROBE]:
+        raise BadInput(f"{name}: binary file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{name}: not UTF-8 (byte {exc.start})") from None
+
+
+def unified_diff(path: str, old: str, new: str) -> str:
+    """A unified diff that `patch -p1` applies from the current directory (a/ and b/ prefixes)."""
+    if old == new:
+        return ""
+    shown = os.path.relpath(path) if os.path.isabs(path) else os.path.normpath(path)
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
+    )
+    out = []
+    for line in lines:
+        if line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def atomic_write(path: str | os.PathLike[str], text: str) -> None:
+    """Replace the file's contents in one step: a temp file in the same folder, fsync, os.replace.
+
+    The file keeps its permission bits; a symlink is followed, so the link stays a link.
+    """
+    target = os.path.realpath(path)
+    folder, name = os.path.split(target)
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    handle, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".dcomplete-tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(text.encode("utf-8"))
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+        raise
+    directory = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)

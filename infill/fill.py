@@ -1,0 +1,210 @@
+"""The whole infill path: text and spots -> canvas -> engine -> post-processing -> edits.
+
+All spots of one document share one canvas (one denoising run); several documents given to
+`fill_many` go to the engine as one batch. A result that adds parse errors is re-masked around the
+first new error and denoised again, at most `FillOptions.retries` times; the attempt with the fewest
+added errors wins, and a spot whose best result still breaks the syntax gets no edit unless
+`keep_invalid` is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from infill.canvas import Canvas, build_canvas, check_spots, instruction_header
+from infill.languages import LanguageSpec, get_language
+from infill.postprocess import (
+    balance_brackets,
+    decode,
+    drop_reason,
+    shape_text,
+    span_ids,
+    token_offsets,
+    trim_suffix_echo,
+)
+from infill.repair import Baseline, ParseCheck, baseline, check_filled, remask_range
+from infill.spots import Edit, Spot
+
+if TYPE_CHECKING:
+    from engine import DenoiseParams, InfillRequest, InfillResult, Stats
+
+GROW_PER_SPOT = {"line": 8, "block": 32}
+
+
+@dataclass(frozen=True)
+class FillOptions:
+    """retries: re-mask rounds after a result that adds parse errors; keep_invalid: keep the best
+    result even when it still adds errors; max_grow: tokens the engine may add to a document's spans
+    (None: GROW_PER_SPOT per spot); instruction: a comment block put at the top of the context."""
+
+    retries: int = 2
+    keep_invalid: bool = False
+    max_grow: int | None = None
+    instruction: str | None = None
+
+
+@dataclass(frozen=True)
+class FillJob:
+    text: str
+    spots: tuple[Spot, ...]
+    language: str | LanguageSpec = "python"
+    doc_id: str | None = None
+
+
+@dataclass
+class FillResult:
+    edits: list[Edit]
+    canvas_ids: list[int]
+    stats: Stats
+    cancelled: bool = False
+    notes: list[str] = field(default_factory=list)
+    attempts: int = 1
+
+
+@dataclass
+class _Attempt:
+    edits: list[Edit | None]
+    raws: list[Any]
+    check: ParseCheck
+
+
+class _Document:
+    """One job through its attempts."""
+
+    def __init__(self, job: FillJob, engine: Any, options: FillOptions) -> None:
+        self.job = job
+        self.engine = engine
+        self.options = options
+        self.spec = get_language(job.language)
+        spots = check_spots(job.spots, len(job.text))
+        grow = options.max_grow
+        if grow is None:
+            grow = sum(GROW_PER_SPOT[s.kind] for s in spots)
+        header = instruction_header(options.instruction, self.spec.comment_prefix)
+        probe = build_canvas(job.text, spots, engine.tokenizer, engine.special, engine.max_length, header=header)
+        self.max_grow = max(0, min(grow, engine.max_length - len(probe.ids)))
+        self.canvas: Canvas = build_canvas(
+            job.text, spots, engine.tokenizer, engine.special, engine.max_length, header=header,
+            reserve=self.max_grow,
+        )
+        self.baseline: Baseline = baseline(job.text, self.spec)
+        from engine import Stats  # engine (torch) loads only when a fill runs
+
+        self.stats: Stats = Stats()
+        self.cancelled = False
+        self.current: list[int] = []
+        self.positions: list[tuple[int, int]] = []
+        self.attempts: list[_Attempt] = []
+        self.notes: list[str] = []
+
+    def first_request(self) -> InfillRequest:
+        from engine import InfillRequest
+
+        return InfillRequest(list(self.canvas.ids), self.job.doc_id, self.max_grow)
+
+    def absorb(self, result: InfillResult) -> None:
+        self.stats = self.stats.add(result.stats)
+        self.cancelled = self.cancelled or result.cancelled
+        self.current = list(result.canvas)
+        if not self.positions:
+            if len(result.spans) != len(self.canvas.slots):
+                raise RuntimeError(
+                    f"the engine returned {len(result.spans)} spans for {len(self.canvas.slots)} spots"
+                )
+            self.positions = [(span.start, span.end) for span in result.spans]
+        if not self.cancelled:
+            self.attempts.append(self._evaluate())
+
+    def _evaluate(self) -> _Attempt:
+        text, special, tokenizer = self.job.text, self.engine.special, self.engine.tokenizer
+        edits: list[Edit | None] = []
+        raws = []
+        for slot, (start, end) in zip(self.canvas.slots, self.positions):
+            kept = span_ids(self.current[start:end], special)
+            shaped = shape_text(decode(tokenizer, kept), slot, text, self.spec)
+            spot = slot.spot
+            new_text = trim_suffix_echo(shaped.text, text[spot.end :])
+            new_text = balance_brackets(text, spot.start, spot.end, new_text, self.spec)
+            reason = drop_reason(new_text, text, spot.end)
+            raws.append((kept, shaped))
+            if reason is not None or new_text == text[spot.start : spot.end]:
+                edits.append(None)
+                continue
+            edits.append(Edit(spot.start, spot.end, new_text, tuple(kept)))
+        return _Attempt(edits, raws, check_filled(text, edits, self.baseline, self.spec))
+
+    def wants_retry(self) -> bool:
+        if self.cancelled or not self.attempts:
+            return False
+        last = self.attempts[-1]
+        return last.check.added > 0 and any(w is not None for w in last.check.where)
+
+    def retry_request(self) -> InfillRequest:
+        last = self.attempts[-1]
+        canvas = list(self.current)
+        for (start, end), (kept, shaped), where in zip(self.positions, last.raws, last.check.where):
+            if where is None:
+                continue
+            offsets = token_offsets(self.engine.tokenizer, kept)
+            lo, hi = remask_range(offsets, end - start, shaped.raw, shaped.raw_start + where)
+            canvas[start + lo : start + hi] = [self.engine.special.mask_id] * (hi - lo)
+        from engine import InfillRequest
+
+        return InfillRequest(canvas, self.job.doc_id, 0)
+
+    def result(self) -> FillResult:
+        canvas_ids = list(self.canvas.ids)
+        if not self.attempts:
+            return FillResult([], canvas_ids, self.stats, True, ["cancelled"], 0)
+        best = min(self.attempts, key=lambda a: a.check.added)
+        edits = list(best.edits)
+        if best.check.added > 0 and not self.options.keep_invalid:
+            blamed = [i for i, w in enumerate(best.check.where) if w is not None] or list(range(len(edits)))
+            for index in blamed:
+                if edits[index] is not None:
+                    self.notes.append(f"spot at offset {edits[index].start}: dropped, the result does not parse")  # type: ignore[union-attr]
+                    edits[index] = None
+        return FillResult(
+            [e for e in edits if e is not None], canvas_ids, self.stats, self.cancelled, self.notes,
+            len(self.attempts),
+        )
+
+
+def fill_many(
+    engine: Any,
+    jobs: Sequence[FillJob],
+    params: DenoiseParams | None = None,
+    cancel: Callable[[], bool] | None = None,
+    options: FillOptions = FillOptions(),
+) -> list[FillResult]:
+    """Fill every job's spots; one engine batch per round (first fill, then each re-mask round)."""
+    documents = [_Document(job, engine, options) for job in jobs]
+    if not documents:
+        return []
+    results = engine.infill([d.first_request() for d in documents], params, cancel=cancel)
+    for document, result in zip(documents, results):
+        document.absorb(result)
+    for _ in range(options.retries):
+        pending = [d for d in documents if d.wants_retry()]
+        if not pending:
+            break
+        results = engine.infill([d.retry_request() for d in pending], params, cancel=cancel)
+        for document, result in zip(pending, results):
+            document.absorb(result)
+    return [d.result() for d in documents]
+
+
+def fill(
+    engine: Any,
+    text: str,
+    spots: Sequence[Spot],
+    params: DenoiseParams | None = None,
+    language: str | LanguageSpec = "python",
+    doc_id: str | None = None,
+    cancel: Callable[[], bool] | None = None,
+    options: FillOptions = FillOptions(),
+) -> FillResult:
+    """Fill `spots` of `text` in one canvas; see ARCHITECTURE.md (infill)."""
+    return fill_many(engine, [FillJob(text, tuple(spots), language, doc_id)], params, cancel, options)[0]

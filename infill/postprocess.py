@@ -1,0 +1,152 @@
+"""Generated span -> text that fits its spot, as ordered filters.
+
+1. `span_ids`: cut the span at its first EOS/pad (the model fills unused slots with them).
+2. `shape_text`: drop the moved indentation (canvas `Slot.lead`), keep one line for a "line" spot,
+   stop a block completion at the first line that leaves the window's indentation scope, end a
+   regenerated range of whole lines with a line break.
+3. `trim_suffix_echo`: remove trailing lines that repeat the lines right after the spot.
+4. `balance_brackets`: stop at the first closer that would close a bracket the text after the spot
+   already closes (or that matches nothing).
+5. `drop_reason`: a result that is empty or only repeats the text after the spot is dropped.
+Every filter keeps the result a slice of the decoded span (`Shaped.raw_start`), so a parse error in
+the result maps back to the span's tokens for re-masking (repair.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from infill.canvas import Slot, Specials
+from infill.languages import LanguageSpec
+from infill.positions import ByteMap
+from infill.syntax import CLOSERS, OPENERS, bracket_tokens, open_brackets
+
+_INDENT = re.compile(r"[ \t]*")
+
+
+@dataclass(frozen=True)
+class Shaped:
+    """The text for a spot and where it starts in the decoded span (`raw`)."""
+
+    text: str
+    raw: str
+    raw_start: int
+
+
+def span_ids(ids: list[int] | tuple[int, ...], special: Specials) -> list[int]:
+    kept: list[int] = []
+    for token in ids:
+        if token in (special.eos_id, special.pad_id):
+            break
+        if token not in (special.mask_id, special.bos_id):
+            kept.append(token)
+    return kept
+
+
+def decode(tokenizer: Any, ids: list[int]) -> str:
+    return str(tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False))
+
+
+def token_offsets(tokenizer: Any, ids: list[int]) -> list[int]:
+    """Start offset of each token in `decode(ids)` (prefix decoding, so merged bytes stay right)."""
+    return [len(decode(tokenizer, ids[:index])) for index in range(len(ids))]
+
+
+def _indent_width(line: str) -> int:
+    return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip(" "))
+
+
+def shape_text(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> Shaped:
+    spot = slot.spot
+    begin = 0
+    if slot.lead:
+        if raw.startswith(slot.lead):
+            begin = len(slot.lead)
+        else:
+            begin = len(_INDENT.match(raw).group(0))  # type: ignore[union-attr]
+    body = raw[begin:]
+    if spot.start == spot.end:
+        if spot.kind == "line":
+            body = body.split("\n", 1)[0].rstrip("\r")
+        else:
+            body = _limit_scope(body, slot, text, spec)
+    else:
+        replaced = text[spot.start : spot.end]
+        body = body.rstrip(" \t")
+        if replaced.endswith("\n") and body and not body.endswith("\n"):
+            return Shaped(body + ("\r\n" if replaced.endswith("\r\n") else "\n"), raw, begin)
+    return Shaped(body, raw, begin)
+
+
+def _limit_scope(body: str, slot: Slot, text: str, spec: LanguageSpec) -> str:
+    """Cut a block completion before the first line indented less than the window's scope."""
+    spot = slot.spot
+    line_start = text.rfind("\n", 0, spot.start) + 1
+    cursor_line = text[line_start : spot.start]
+    scope = _indent_width(cursor_line)
+    if cursor_line.rstrip().endswith(spec.block_header_end):
+        scope += 1
+    lines = body.split("\n")
+    kept = [lines[0]]
+    for line in lines[1:]:
+        if line.strip() and _indent_width(line) < scope:
+            break
+        kept.append(line)
+    return "\n".join(kept).rstrip()
+
+
+def trim_suffix_echo(new_text: str, suffix: str) -> str:
+    """Drop the result's trailing lines when they repeat the first lines after the spot."""
+    result_lines = new_text.rstrip().split("\n")
+    following = [line.strip() for line in suffix.split("\n") if line.strip()]
+    for count in range(min(len(result_lines), len(following)), 0, -1):
+        tail = [line.strip() for line in result_lines[-count:]]
+        if tail == following[:count] and any(tail):
+            kept = "\n".join(result_lines[:-count])
+            return kept if new_text[len(kept) :].strip() else new_text
+    return new_text
+
+
+def balance_brackets(text: str, start: int, end: int, new_text: str, spec: LanguageSpec) -> str:
+    """Cut `new_text` before the first closer the surrounding text does not leave room for."""
+    if not any(char in CLOSERS for char in new_text):
+        return new_text
+    filled = text[:start] + new_text + text[end:]
+    tree = spec.parse(filled)
+    bytemap = ByteMap(filled)
+    low, high = bytemap.to_byte(start), bytemap.to_byte(start + len(new_text))
+    outer = open_brackets(tree, low)
+    suffix_closes = 0
+    depth = 0
+    for _, char in bracket_tokens(tree, high, len(filled.encode("utf-8"))):
+        if char in OPENERS:
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:
+            suffix_closes += 1
+    room = max(len(outer) - suffix_closes, 0)
+    own: list[str] = []
+    closed = 0
+    for byte, char in bracket_tokens(tree, low, high):
+        if char in OPENERS:
+            own.append(char)
+            continue
+        if own and own[-1] == CLOSERS[char]:
+            own.pop()
+        elif not own and closed < room and outer[len(outer) - 1 - closed].char == CLOSERS[char]:
+            closed += 1
+        else:
+            return new_text[: bytemap.to_offset(byte) - start].rstrip()
+    return new_text
+
+
+def drop_reason(new_text: str, text: str, end: int) -> str | None:
+    stripped = new_text.strip()
+    if not stripped:
+        return "empty result"
+    if text[end:].lstrip().startswith(stripped):
+        return "the result repeats the text after the spot"
+    return None

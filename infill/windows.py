@@ -1,0 +1,176 @@
+"""Edit windows: where a completion or a regeneration goes, and how many masks it starts with.
+
+Window sizes (initial mask counts; the engine grows a span that fills without an EOS, see fill.py):
+- LINE_TOKENS = 16 for one line: a Python line is 8-12 tokens on average with a BPE code tokenizer,
+  and unused slots cost one forward's worth of attention, not extra steps;
+- BLOCK_TOKENS = 48 for a control-flow body or the contents of a bracket opened at the end of a line
+  (2-4 lines);
+- BODY_TOKENS = 64 for the body of a `def` / `class` (4-6 lines); a longer body grows.
+A regenerated range gets its own token count x 1.25 + 4 (slack for a slightly longer rewrite).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from infill.languages import LanguageSpec, get_language
+from infill.positions import ByteMap, LineIndex
+from infill.spots import Spot
+from infill.syntax import last_leaf_before, open_brackets
+
+LINE_TOKENS = 16
+BLOCK_TOKENS = 48
+BODY_TOKENS = 64
+REGENERATE_SLACK = 1.25
+REGENERATE_EXTRA = 4
+CHARS_PER_TOKEN = 3.0
+MAX_LINE_SUFFIX = 8
+_LINE_SUFFIX_CHARS = set(")]}\"'`:,; \t")
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def plan_completion(text: str, offset: int, language: str | LanguageSpec = "python") -> Spot | None:
+    """The spot to complete at `offset`, or None when a completion there would only get in the way.
+
+    None: the cursor is inside a word; more than closers follow it on its line (code after the cursor
+    means the line is being edited, not written); it is mid-way through a comment; or it ends a
+    statement that is already complete (`x = f()|`). Otherwise a line, or a block after a header line
+    that ends with `:` or after a bracket opened at the end of a line.
+    """
+    spec = get_language(language)
+    if not 0 <= offset <= len(text):
+        raise ValueError(f"offset {offset} is outside the text (length {len(text)})")
+    lines = LineIndex(text)
+    line = lines.line_of(offset)
+    before = text[lines.line_start(line) : offset]
+    after = text[offset : lines.line_end(line)]
+    if before and after and _is_word(before[-1]) and _is_word(after[0]):
+        return None
+    rest = after.strip()
+    if len(rest) > MAX_LINE_SUFFIX or any(char not in _LINE_SUFFIX_CHARS for char in rest):
+        return None
+
+    tree = spec.parse(text)
+    bytemap = ByteMap(text)
+    cursor = bytemap.to_byte(offset)
+    here = tree.root_node.descendant_for_byte_range(max(cursor - 1, 0), cursor)
+    while here is not None:
+        if here.type in spec.comments and here.start_byte < cursor:
+            return None if rest else _spot(offset, LINE_TOKENS, "line")
+        if here.type in spec.strings and here.start_byte < cursor < here.end_byte:
+            return _spot(offset, LINE_TOKENS, "line")
+        here = here.parent
+
+    brackets = open_brackets(tree, cursor)
+    last = last_leaf_before(tree, cursor)
+    if brackets:
+        opened_last = last is not None and last.start_byte == brackets[-1].start_byte
+        return _spot(offset, BLOCK_TOKENS if opened_last and not rest else LINE_TOKENS,
+                     "block" if opened_last and not rest else "line")
+    if last is not None and last.type == spec.block_header_end and not rest:
+        return _spot(offset, _body_size(tree, last, bytemap, lines, spec), "block")
+    if before.strip() == "":
+        return _spot(offset, LINE_TOKENS, "line")
+    if last is not None and not rest and _statement_complete(last, spec):
+        return None
+    return _spot(offset, LINE_TOKENS, "line")
+
+
+def _spot(offset: int, n_masks: int, kind: str) -> Spot:
+    return Spot(offset, offset, n_masks, kind)
+
+
+def _body_size(tree: Any, colon: Any, bytemap: ByteMap, lines: LineIndex, spec: LanguageSpec) -> int:
+    """BODY_TOKENS when the header line that ends with `colon` starts a function or class."""
+    header_line = lines.line_of(bytemap.to_offset(colon.start_byte))
+    header_start = bytemap.to_byte(lines.line_start(header_line))
+    node = tree.root_node.descendant_for_byte_range(header_start, colon.end_byte)
+    tokens = []
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        if current.child_count == 0:
+            if header_start <= current.start_byte < colon.end_byte:
+                tokens.append(current.type)
+        else:
+            stack.extend(current.children)
+    return BODY_TOKENS if spec.function_keywords & set(tokens) else BLOCK_TOKENS
+
+
+def _statement_complete(last: Any, spec: LanguageSpec) -> bool:
+    """A statement ends at `last` and nothing is pending: no error around it, no trailing operator."""
+    if not last.is_named and not last.type in ")]}" and not last.type.startswith(('"', "'")):
+        return False
+    node = last
+    while node is not None and node.type not in spec.statements:
+        if node.is_error:
+            return False
+        node = node.parent
+    return node is not None and not node.has_error and node.end_byte <= last.end_byte
+
+
+def plan_regenerate(
+    text: str,
+    start_line: int,
+    end_line: int,
+    language: str | LanguageSpec = "python",
+    tokenizer: Any = None,
+) -> Spot:
+    """A spot over whole lines START..END (1-based, inclusive, with their line breaks).
+
+    The mask count is the replaced text's token count (by `tokenizer.encode`, or estimated at
+    CHARS_PER_TOKEN characters a token without one) x REGENERATE_SLACK + REGENERATE_EXTRA. The spot's
+    `warning` says when the range cuts through a syntax node, e.g. half of a function.
+    """
+    spec = get_language(language)
+    lines = LineIndex(text)
+    if start_line < 1 or end_line < start_line or end_line > lines.line_count:
+        raise ValueError(
+            f"line range {start_line}-{end_line} is not inside the file (lines 1-{lines.line_count})"
+        )
+    start = lines.line_start(start_line - 1)
+    end = lines.line_end(end_line - 1, with_break=True)
+    replaced = text[start:end]
+    n_masks = math.ceil(count_tokens(replaced, tokenizer) * REGENERATE_SLACK) + REGENERATE_EXTRA
+    kind = "line" if start_line == end_line else "block"
+    return Spot(start, end, n_masks, kind, _cut_warning(text, start, end, spec, lines))
+
+
+def count_tokens(text: str, tokenizer: Any = None) -> int:
+    if tokenizer is None:
+        return math.ceil(len(text) / CHARS_PER_TOKEN)
+    return len(tokenizer.encode(text, add_special_tokens=False))
+
+
+def _cut_warning(text: str, start: int, end: int, spec: LanguageSpec, lines: LineIndex) -> str | None:
+    """Name the node that [start, end) cuts through, if any.
+
+    The range is clean when it is a union of whole children of the smallest node that holds it
+    (consecutive statements, a whole body, a whole function).
+    """
+    segment = text[start:end]
+    stripped = segment.strip()
+    if not stripped:
+        return None
+    inner_start = start + (len(segment) - len(segment.lstrip()))
+    inner_end = inner_start + len(stripped)
+    bytemap = ByteMap(text)
+    low, high = bytemap.to_byte(inner_start), bytemap.to_byte(inner_end)
+    tree = spec.parse(text)
+    holder = tree.root_node.descendant_for_byte_range(low, high)
+    if holder is None or (holder.start_byte == low and holder.end_byte == high):
+        return None
+    for child in holder.children:
+        if child.end_byte <= low or child.start_byte >= high:
+            continue
+        if low <= child.start_byte and child.end_byte <= high:
+            continue
+        cut = child if child.is_named else holder
+        first = lines.line_of(bytemap.to_offset(cut.start_byte)) + 1
+        last = lines.line_of(bytemap.to_offset(max(cut.end_byte - 1, cut.start_byte))) + 1
+        return f"the range cuts through a {cut.type} (lines {first}-{last})"
+    return None
