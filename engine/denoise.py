@@ -15,7 +15,7 @@ import torch
 
 from engine.canvas_state import CanvasBatch
 from engine.loader import LoadedModel
-from engine.models.layers import ForwardContext, LayerKV
+from engine.models.layers import ForwardContext
 from engine.params import DenoiseParams
 from engine.policies import (
     dream_count,
@@ -26,6 +26,7 @@ from engine.policies import (
     threshold_confidence,
 )
 from engine.prefix_cache import DocKV, warm_layers
+from engine.row_cache import RowCache
 
 
 @dataclass
@@ -89,38 +90,36 @@ class Denoiser:
         row_steps = initial.clamp(min=1) if params.steps is None else torch.full_like(initial, params.steps)
         row_step = torch.zeros_like(initial)
         use_cache = params.cache == "fixed"
-        ctx = ForwardContext(layers=[None] * len(self.m.model.model.layers))
-        kv_ids = batch.x.clone()
-        need_full, since_full, cancelled = True, 0, False
+        kv = RowCache(len(self.m.model.model.layers), n, batch.x.shape[1], self.m.device)
+        since_full = torch.zeros(n, dtype=torch.long)
+        stale = torch.ones(n, dtype=torch.bool)  # rows whose cached K/V must be recomputed in full
+        llada_reference = params.rule == "reference" and self.m.family.name == "llada"
+        precision = torch.float64 if llada_reference else torch.float32
         warm_query = None
+        cancelled = False
         if use_cache and warm is not None and n == 1:
             warmed = warm_layers(warm, batch.row_ids(0), sp.mask_id, self.m.model)
             if warmed is not None:
-                ctx.layers, warm_query = warmed
-                need_full = False
+                kv.layers, warm_query = warmed
+                stale[0] = False
 
         while bool(batch.masked.any()):
             if cancel is not None and cancel():
                 cancelled = True
                 break
             masked = batch.masked
-            active = masked.any(-1)
-            if not use_cache or need_full or (params.refresh_every and since_full >= params.refresh_every):
-                logits_m = self._full(batch, masked, ctx if use_cache else None)
-                kv_ids = batch.x.clone()
-                need_full, since_full = False, 0
-            else:
-                query = batch.span_positions(self.shifted)
-                if warm_query is not None:
-                    query = torch.unique(torch.cat([query, warm_query], dim=1), dim=1)
-                    warm_query = None
-                logits_m = self._partial(batch, masked, ctx, query)
-                kv_ids.scatter_(1, query, batch.x.gather(1, query))
-                since_full += 1
+            active = masked.any(-1).cpu()
+            full = stale | ~torch.tensor(use_cache).expand(n)
+            if params.refresh_every:
+                full |= since_full >= params.refresh_every
+            logits_m = self._predict(batch, masked, kv if use_cache else None, full, warm_query)
+            warm_query = None
+            since_full = torch.where(full, 1, since_full + 1)
+            stale[:] = False
             logits_m[:, sp.mask_id] = float("-inf")  # a committed mask would stay masked forever
             for b in range(n):
                 stats[b].forward_passes += int(active[b])
-            tokens, score = propose(logits_m, params.alg, params.temperature, params.top_p, gen)
+            tokens, score = propose(logits_m, params.alg, params.temperature, params.top_p, gen, precision)
             commit = self._select(batch, masked, score, params, initial, row_step, row_steps)
             where = masked.nonzero(as_tuple=True)
             new_x = batch.x.clone()
@@ -129,15 +128,15 @@ class Denoiser:
                 self._fill_after_eos(batch, new_x)
             spans_before = [self._open_spans(batch, b) for b in range(n)]
             batch.x = new_x
-            row_step += active.long()
-            if self._grow_or_refresh(batch, spans_before, params, initial, row_step, row_steps):
-                need_full = True
+            row_step += active.to(row_step.device).long()
+            stale |= self._grow_or_refresh(batch, spans_before, params, initial, row_step, row_steps)
+            kv.fit_width(batch.x.shape[1])
 
         seconds = time.perf_counter() - started
         results = [self._result(batch, b, stats[b], seconds, cancelled) for b in range(n)]
         keep = None
-        if use_cache and n == 1 and requests[0].doc_id is not None and not cancelled and ctx.layers[0] is not None:
-            keep = DocKV(kv_ids[0, : batch.lengths[0]].tolist(), [l for l in ctx.layers if l is not None])
+        if use_cache and n == 1 and requests[0].doc_id is not None and not cancelled and kv.ready:
+            keep = DocKV(kv.ids[0, : batch.lengths[0]].tolist(), kv.trimmed(batch.lengths[0]))
         return results, keep
 
     # -- forwards -------------------------------------------------------------------------------
@@ -146,28 +145,52 @@ class Denoiser:
         rows, pos = masked.nonzero(as_tuple=True)
         return rows, (pos - 1 if self.shifted else pos)
 
-    def _full(self, batch: CanvasBatch, masked: torch.Tensor, ctx: ForwardContext | None) -> torch.Tensor:
-        key_mask = None if bool(batch.real.all()) else batch.real
-        if ctx is not None:
-            ctx.key_mask, ctx.query_index, ctx.store = key_mask, None, True
-        logits = self.m.model(batch.x, None, key_mask, ctx)
-        rows, src = self._src(masked)
-        return logits[rows, src]
+    def _predict(self, batch: CanvasBatch, masked: torch.Tensor, kv: RowCache | None, full: torch.Tensor,
+                 warm_query: torch.Tensor | None) -> torch.Tensor:
+        """Logits (M, V) for the masked positions, in `masked.nonzero()` order.
 
-    def _partial(self, batch: CanvasBatch, masked: torch.Tensor, ctx: ForwardContext, query: torch.Tensor):
-        ctx.key_mask = None if bool(batch.real.all()) else batch.real
-        ctx.query_index = query
-        logits = self.m.model(batch.x.gather(1, query), query, ctx.key_mask, ctx)
-        slot = torch.full_like(batch.x, -1)
-        slot.scatter_(1, query, torch.arange(query.shape[1], device=query.device).expand_as(query))
-        rows, src = self._src(masked)
-        return logits[rows, slot[rows, src]]
+        Rows due a refresh (or every row, without a cache) run in full; the others run only their spans
+        against their cached K/V. Each row's result depends on that row alone, whatever else is batched.
+        """
+        rows_m, src_m = self._src(masked)
+        out: torch.Tensor | None = None
+        for group, is_full in ((full.nonzero().flatten(), True), ((~full).nonzero().flatten(), False)):
+            if group.numel() == 0:
+                continue
+            group = group.to(batch.x.device)
+            x, real = batch.x[group], batch.real[group]
+            key_mask = None if bool(real.all()) else real
+            if is_full:
+                ctx = ForwardContext([None] * kv.n_layers, key_mask) if kv is not None else None
+                logits = self.m.model(x, None, key_mask, ctx)
+                if kv is not None and ctx is not None:
+                    kv.store(group, ctx.layers, x)
+                slot = None
+            else:
+                assert kv is not None
+                query = batch.span_positions(self.shifted)[group]
+                if warm_query is not None:
+                    query = torch.unique(torch.cat([query, warm_query], dim=1), dim=1)
+                ctx = ForwardContext(kv.select(group), key_mask, query)
+                logits = self.m.model(x.gather(1, query), query, key_mask, ctx)
+                kv.update(group, ctx.layers, query, x)
+                slot = torch.full_like(x, -1)
+                slot.scatter_(1, query, torch.arange(query.shape[1], device=query.device).expand_as(query))
+            local = torch.full((batch.x.shape[0],), -1, dtype=torch.long, device=batch.x.device)
+            local[group] = torch.arange(group.numel(), device=group.device)
+            pick = local[rows_m] >= 0
+            if out is None:
+                out = logits.new_empty((rows_m.numel(), logits.shape[-1]))
+            r, src = local[rows_m[pick]], src_m[pick]
+            out[pick] = logits[r, src] if slot is None else logits[r, slot[r, src]]
+        assert out is not None
+        return out
 
     # -- commit rules ---------------------------------------------------------------------------
 
     def _select(self, batch, masked, score, params, initial, row_step, row_steps) -> torch.Tensor:
-        full_score = torch.full(batch.x.shape, float("-inf"), device=batch.x.device)
-        full_score[masked] = score.float()
+        full_score = torch.full(batch.x.shape, float("-inf"), device=batch.x.device, dtype=score.dtype)
+        full_score[masked] = score
         if params.rule == "threshold":
             conf = torch.full_like(full_score, -1.0)
             conf[masked] = threshold_confidence(score.float(), params.alg)
@@ -195,16 +218,16 @@ class Denoiser:
     def _open_spans(self, batch: CanvasBatch, b: int) -> list[bool]:
         return [bool((batch.x[b, s:e] == batch.mask_id).any()) for s, e in batch.rows[b].spans]
 
-    def _grow_or_refresh(self, batch, spans_before, params, initial, row_step, row_steps) -> bool:
-        """Grow spans that filled with no end token; True when the cache must be refreshed."""
-        refresh = False
+    def _grow_or_refresh(self, batch, spans_before, params, initial, row_step, row_steps) -> torch.Tensor:
+        """Grow spans that filled with no end token; the rows whose cache must be refreshed."""
+        refresh = torch.zeros(len(batch.rows), dtype=torch.bool)
         ends = self.m.special.end_ids
         for b, row in enumerate(batch.rows):
             for i in range(len(row.spans) - 1, -1, -1):
                 start, end = row.spans[i]
                 if not spans_before[b][i] or bool((batch.x[b, start:end] == batch.mask_id).any()):
                     continue
-                refresh = True
+                refresh[b] = True
                 budget = row.max_grow - row.grown
                 if budget <= 0 or any(t in ends for t in batch.x[b, start:end].tolist()):
                     continue

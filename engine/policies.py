@@ -23,14 +23,20 @@ def top_p_filter(logits: torch.Tensor, top_p: float) -> torch.Tensor:
 
 
 def propose(
-    logits: torch.Tensor, alg: Alg, temperature: float, top_p: float | None, generator: torch.Generator | None
+    logits: torch.Tensor,
+    alg: Alg,
+    temperature: float,
+    top_p: float | None,
+    generator: torch.Generator | None,
+    dtype: torch.dtype = torch.float32,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """A candidate token and a confidence score for each masked position, as Dream's sampler computes them.
 
     temperature 0 takes the argmax; otherwise a categorical draw from softmax(logits / temperature).
+    `dtype` float64 reproduces LLaDA's sampler, which ranks confidences in double precision.
     Scores: maskgit_plus = probability of the candidate, topk_margin = p1 - p2, entropy = sum p log p.
     """
-    logits = logits.float()
+    logits = logits.to(dtype)
     if temperature > 0:
         logits = logits / temperature
     if top_p is not None and top_p < 1.0:
@@ -59,15 +65,18 @@ def threshold_confidence(score: torch.Tensor, alg: Alg) -> torch.Tensor:
 def dream_count(masked: torch.Tensor, step: torch.Tensor, steps: torch.Tensor, eps: float) -> torch.Tensor:
     """Tokens to reveal this step under Dream's `diffusion_generate` schedule, per row.
 
-    timesteps = linspace(1, eps, steps + 1); at step i, t = ts[i], s = ts[i + 1] and
-    k = int(masked * (1 - s / t)), with every remaining mask revealed at the last step. Computed per row
-    (the official code averages the count over the batch; rows of one request agree).
+    timesteps = linspace(1, eps, steps + 1) (float32, as the official code builds them); at step i,
+    t = ts[i], s = ts[i + 1] and k = int(masked * (1 - s / t)), every remaining mask at the last step.
+    Computed per row (the official code averages the count over the batch; a batch of one agrees).
     """
-    steps_f = steps.double()
-    t = 1 - step.double() * (1 - eps) / steps_f
-    s = 1 - (step.double() + 1) * (1 - eps) / steps_f
-    k = (masked.double() * (1 - s / t)).floor().long()
-    return torch.where(step >= steps - 1, masked, k)
+    counts = []
+    for n, i, total in zip(masked.tolist(), step.tolist(), steps.tolist()):
+        if i >= total - 1:
+            counts.append(n)
+            continue
+        ts = torch.linspace(1, eps, total + 1)
+        counts.append(int(torch.tensor(float(n)) * (1 - ts[i + 1] / ts[i])))
+    return torch.tensor(counts, dtype=torch.long, device=masked.device)
 
 
 def llada_count(initial: torch.Tensor, step: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,71 @@
+"""Per-row cached keys/values of a batch being denoised, with the ids each position was computed from.
+
+Rows are refreshed independently (a row's refresh never touches another row's cache), so a canvas gets
+the same tokens whatever it is batched with.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from engine.models.layers import LayerKV
+
+
+class RowCache:
+    def __init__(self, n_layers: int, rows: int, width: int, device: torch.device) -> None:
+        self.n_layers = n_layers
+        self.layers: list[LayerKV | None] = [None] * n_layers
+        self.ids = torch.full((rows, width), -1, dtype=torch.long, device=device)
+
+    @property
+    def ready(self) -> bool:
+        return self.layers[0] is not None
+
+    def store(self, rows: torch.Tensor, computed: list[LayerKV | None], x: torch.Tensor) -> None:
+        """Keep the K/V of a full forward over `rows`."""
+        if self.layers[0] is None and rows.numel() == self.ids.shape[0]:
+            self.layers = list(computed)
+        else:
+            for i, layer in enumerate(computed):
+                assert layer is not None
+                self._ensure(i, layer)
+                own = self.layers[i]
+                assert own is not None
+                own.k[rows] = layer.k
+                own.v[rows] = layer.v
+        self.ids[rows] = x
+
+    def _ensure(self, i: int, like: LayerKV) -> None:
+        if self.layers[i] is None:
+            shape = (self.ids.shape[0],) + tuple(like.k.shape[1:])
+            self.layers[i] = LayerKV(like.k.new_zeros(shape), like.v.new_zeros(shape))
+
+    def select(self, rows: torch.Tensor) -> list[LayerKV | None]:
+        if rows.numel() == self.ids.shape[0]:
+            return list(self.layers)  # every row: work in place, no copy
+        return [LayerKV(l.k[rows], l.v[rows]) if l is not None else None for l in self.layers]
+
+    def update(self, rows: torch.Tensor, layers: list[LayerKV | None], query: torch.Tensor, x: torch.Tensor) -> None:
+        """Take back the K/V a partial forward wrote for `rows` at positions `query`."""
+        if rows.numel() != self.ids.shape[0]:
+            for own, new in zip(self.layers, layers):
+                assert own is not None and new is not None
+                own.k[rows] = new.k
+                own.v[rows] = new.v
+        ids = self.ids[rows]
+        ids.scatter_(1, query, x.gather(1, query))
+        self.ids[rows] = ids
+
+    def fit_width(self, width: int) -> None:
+        """Pad (never shrink) to a batch that got wider because a span grew; new positions are pads."""
+        extra = width - self.ids.shape[1]
+        if extra <= 0:
+            return
+        self.ids = torch.nn.functional.pad(self.ids, (0, extra), value=-1)
+        for i, layer in enumerate(self.layers):
+            if layer is not None:
+                pad = (0, 0, 0, extra)
+                self.layers[i] = LayerKV(torch.nn.functional.pad(layer.k, pad), torch.nn.functional.pad(layer.v, pad))
+
+    def trimmed(self, length: int) -> list[LayerKV]:
+        return [LayerKV(l.k[:, :, :length], l.v[:, :, :length]) for l in self.layers if l is not None]

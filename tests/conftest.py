@@ -1,0 +1,19 @@
+"""Shared fixtures: tiny random checkpoints written in Hugging Face format, once per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.testing import make_tiny_checkpoint
+
+
+@pytest.fixture(scope="session")
+def tiny_dream(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_tiny_checkpoint(tmp_path_factory.mktemp("tiny_dream"), family="dream")
+
+
+@pytest.fixture(scope="session")
+def tiny_llada(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_tiny_checkpoint(tmp_path_factory.mktemp("tiny_llada"), family="llada")
