@@ -15,7 +15,7 @@ import torch
 
 from engine.canvas_state import CanvasBatch
 from engine.loader import LoadedModel
-from engine.models.layers import ForwardContext
+from engine.models.layers import ForwardContext, fused_kernels_only
 from engine.params import DenoiseParams
 from engine.policies import (
     dream_count,
@@ -71,13 +71,22 @@ class Denoiser:
         self.m = loaded
         self.shifted = loaded.family.shifted_logits
 
-    @torch.inference_mode()
     def run(
         self,
         requests: list[InfillRequest],
         params: DenoiseParams,
         cancel: Callable[[], bool] | None = None,
         warm: DocKV | None = None,
+    ) -> tuple[list[InfillResult], DocKV | None]:
+        with torch.inference_mode(), fused_kernels_only(self.m.device):
+            return self._run(requests, params, cancel, warm)
+
+    def _run(
+        self,
+        requests: list[InfillRequest],
+        params: DenoiseParams,
+        cancel: Callable[[], bool] | None,
+        warm: DocKV | None,
     ) -> tuple[list[InfillResult], DocKV | None]:
         sp = self.m.special
         batch = CanvasBatch.build([list(r.canvas) for r in requests], [r.max_grow for r in requests],

@@ -96,8 +96,26 @@ class Attention(nn.Module):
         if ctx is not None:
             k, v = _through_cache(ctx, layer, k, v)
         mask = None if key_mask is None else key_mask[:, None, None, :]  # (B, 1, 1, S)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=self.kv_heads != self.heads)
+        gqa = self.kv_heads != self.heads
+        if gqa and mask is not None and q.is_cuda:
+            # CUDA's memory-efficient kernel (the one that takes a padding mask) has no GQA support.
+            k = k.repeat_interleave(self.heads // self.kv_heads, dim=1)
+            v = v.repeat_interleave(self.heads // self.kv_heads, dim=1)
+            gqa = False
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa)
         return self.o_proj(out.transpose(1, 2).reshape(b, t, -1))
+
+
+def fused_kernels_only(device: torch.device):
+    """On CUDA, allow only the flash and memory-efficient SDPA kernels, so a silent fallback to the
+    O(T^2)-memory math kernel becomes an error instead; elsewhere, no restriction."""
+    import contextlib
+
+    if device.type != "cuda":
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION])
 
 
 def _through_cache(ctx: ForwardContext, layer: int, k: torch.Tensor, v: torch.Tensor):
