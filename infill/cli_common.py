@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from infill.files import BadInput
@@ -26,6 +27,12 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--retries", type=int, default=2, help="re-mask rounds when a result does not parse")
     group.add_argument("--allow-errors", action="store_true",
                        help="keep a result even when the filled file does not parse")
+    parser.add_argument("-v", "--verbose", action="store_true", help="report each stage on stderr")
+
+
+def say(args: argparse.Namespace, message: str) -> None:
+    if args.verbose:
+        print(f"dcomplete: {message}", file=sys.stderr, flush=True)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +66,9 @@ def load_engine(args: argparse.Namespace) -> Any:
     from engine import Engine, ModelLoadError
 
     try:
-        return Engine.load(args.model, device=args.device)
+        engine = Engine.load(args.model, device=args.device)
+        say(args, f"loaded model {engine.name} ({engine.family}, {engine.device}, context {engine.max_length})")
+        return engine
     except ModelLoadError as exc:
         raise BadInput(str(exc)) from None
     except (OSError, RuntimeError) as exc:

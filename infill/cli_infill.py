@@ -14,6 +14,7 @@ from infill.cli_common import (
     fill_options,
     load_engine,
     result_json,
+    say,
 )
 from infill.files import BadInput, atomic_write, read_source, unified_diff
 from infill.fill import fill
@@ -81,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"dcomplete: warning: {path}:{start}-{end}: {spot.warning}", file=sys.stderr)
     if args.length is not None:
         spot = Spot(spot.start, spot.end, args.length, spot.kind, spot.warning)
+    say(args, f"denoising 1 spot of {spot.n_masks} masks")
     result = fill(engine, text, [spot], params, spec, doc_id=path, options=options)
     for note in result.notes:
         print(f"dcomplete: {path}: {note}", file=sys.stderr)

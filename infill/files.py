@@ -41,9 +41,7 @@ def unified_diff(path: str, old: str, new: str) -> str:
     if old == new:
         return ""
     shown = os.path.relpath(path) if os.path.isabs(path) else os.path.normpath(path)
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
-    )
+    lines = difflib.unified_diff(_lines(old), _lines(new), f"a/{shown}", f"b/{shown}")
     out = []
     for line in lines:
         if line.endswith("\n"):
@@ -51,6 +49,15 @@ def unified_diff(path: str, old: str, new: str) -> str:
         else:
             out.append(line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split at "\n" only (str.splitlines also splits at \x0c, \x1c, U+2028, ..., which patch does not)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 def atomic_write(path: str | os.PathLike[str], text: str) -> None:

@@ -104,8 +104,7 @@ def trim_suffix_echo(new_text: str, suffix: str) -> str:
     for count in range(min(len(result_lines), len(following)), 0, -1):
         tail = [line.strip() for line in result_lines[-count:]]
         if tail == following[:count] and any(tail):
-            kept = "\n".join(result_lines[:-count])
-            return kept if new_text[len(kept) :].strip() else new_text
+            return "\n".join(result_lines[:-count])
     return new_text
 
 

@@ -1,0 +1,209 @@
+"""`dcomplete refactor PATH...`: regenerate many spots in many files, one canvas per file."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from infill.cli_common import (
+    add_engine_options,
+    add_output_options,
+    denoise_params,
+    dump_json,
+    fill_options,
+    load_engine,
+    result_json,
+    say,
+)
+from infill.files import BadInput, atomic_write, read_source, unified_diff
+from infill.fill import FillJob, fill_many
+from infill.holes import find_holes
+from infill.languages import LanguageSpec, UnsupportedLanguage, language_for_path
+from infill.progress import Progress
+from infill.query import BadQuery, function_body_query, spots_from_query
+from infill.spots import Spot, apply_edits
+from infill.windows import plan_regenerate
+
+HELP = """Regenerate spots in many files. Spots come from --lines, --query / --function-regex and
+--holes (a line that is only `# <|hole|>` or `# <|hole:N|>`); all spots of one file share one canvas,
+and files go to the model --batch at a time. Prints one unified diff (apply with `patch -p1` from the
+current directory) or rewrites the files with --write; --check CMD then runs CMD in a shell and
+restores every touched file when it fails. A directory in PATH stands for its source files.
+
+--instruction TEXT goes into each file's context as a comment block at the top
+(`# Instruction: TEXT`): instruction-tuned checkpoints read it, base checkpoints mostly ignore it.
+
+examples:
+  dcomplete refactor src --holes --write
+  dcomplete refactor app.py --lines app.py:10-20,40-44
+  dcomplete refactor tests --function-regex '^test_' --instruction 'use pytest.raises' --write --check 'pytest -q'
+  dcomplete refactor lib.py --query '(function_definition body: (block) @body)' --json
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "refactor", help="regenerate many spots in many files", description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH")
+    parser.add_argument("--lines", action="append", default=[], metavar="FILE:A-B[,C-D]")
+    chooser = parser.add_mutually_exclusive_group()
+    chooser.add_argument("--query", metavar="TS_QUERY", help="tree-sitter query capturing @spot or @body")
+    chooser.add_argument("--function-regex", metavar="RE", help="bodies of functions whose name matches RE")
+    parser.add_argument("--holes", action="store_true", help="fill every hole marker line")
+    parser.add_argument("--instruction", metavar="TEXT", help="comment block at the top of each file's context")
+    parser.add_argument("--check", metavar="CMD", help="after --write, run CMD; restore the files if it fails")
+    parser.add_argument("--batch", type=int, default=8, help="files per engine call (default 8)")
+    add_output_options(parser)
+    add_engine_options(parser)
+    parser.set_defaults(run=run)
+
+
+@dataclass
+class FilePlan:
+    path: str
+    text: str
+    spec: LanguageSpec
+    ranges: list[tuple[int, int]]
+
+
+def _expand(paths: list[str]) -> list[str]:
+    found: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(files):
+                    try:
+                        language_for_path(name)
+                    except UnsupportedLanguage:
+                        continue
+                    found.append(os.path.join(root, name))
+        else:
+            found.append(path)
+    return list(dict.fromkeys(os.path.normpath(p) for p in found))
+
+
+def _parse_lines(option: str) -> tuple[str, list[tuple[int, int]]]:
+    path, sep, ranges = option.rpartition(":")
+    if not sep or not path:
+        raise BadInput(f"--lines {option}: expected FILE:A-B[,C-D]")
+    result = []
+    for part in ranges.split(","):
+        low, dash, high = part.partition("-")
+        if not low.isdigit() or (dash and not high.isdigit()):
+            raise BadInput(f"--lines {option}: {part!r} is not a line range A-B")
+        start, end = int(low), int(high) if dash else int(low)
+        if end < start:
+            raise BadInput(f"--lines {option}: END {end} is before START {start}")
+        result.append((start, end))
+    return os.path.normpath(path), result
+
+
+def plan_files(args: argparse.Namespace) -> list[FilePlan]:
+    if not (args.lines or args.query or args.function_regex or args.holes):
+        raise BadInput("refactor needs --lines, --query, --function-regex or --holes to know what to regenerate")
+    line_ranges: dict[str, list[tuple[int, int]]] = {}
+    for option in args.lines:
+        path, ranges = _parse_lines(option)
+        line_ranges.setdefault(path, []).extend(ranges)
+    paths = _expand(args.paths) + [p for p in line_ranges if p not in _expand(args.paths)]
+    if not paths:
+        raise BadInput("refactor: no files given")
+    plans = []
+    for path in paths:
+        text = read_source(path)
+        try:
+            spec = language_for_path(path)
+        except UnsupportedLanguage as exc:
+            raise BadInput(str(exc)) from None
+        plans.append(FilePlan(path, text, spec, line_ranges.get(path, [])))
+    return plans
+
+
+def spots_for(plan: FilePlan, args: argparse.Namespace, tokenizer: object = None) -> list[Spot]:
+    spots: list[Spot] = []
+    for start, end in plan.ranges:
+        try:
+            spots.append(plan_regenerate(plan.text, start, end, plan.spec, tokenizer=tokenizer))
+        except ValueError as exc:
+            raise BadInput(f"--lines {plan.path}:{start}-{end}: {exc}") from None
+    query = args.query or (function_body_query(args.function_regex, plan.spec) if args.function_regex else None)
+    if query:
+        spots.extend(spots_from_query(plan.text, query, plan.spec, tokenizer=tokenizer))
+    if args.holes:
+        spots.extend(find_holes(plan.text, plan.spec))
+    kept: list[Spot] = []
+    for spot in sorted(spots, key=lambda s: (s.start, -s.end)):
+        if kept and spot.start <= kept[-1].end:
+            continue
+        kept.append(spot)
+    return kept
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.batch < 1:
+        raise BadInput(f"--batch {args.batch}: must be at least 1")
+    if args.check and not args.write:
+        raise BadInput("--check runs after --write; add --write")
+    plans = plan_files(args)
+    try:
+        for plan in plans:
+            spots_for(plan, args)
+    except BadQuery as exc:
+        raise BadInput(str(exc)) from None
+    options = fill_options(args, instruction=args.instruction)
+    params = denoise_params(args)
+
+    engine = load_engine(args)
+    work = [(plan, spots_for(plan, args, engine.tokenizer)) for plan in plans]
+    work = [(plan, spots) for plan, spots in work if spots]
+    progress = Progress(len(work), enabled=sys.stderr.isatty())
+    outputs = []
+    for first in range(0, len(work), args.batch):
+        batch = work[first : first + args.batch]
+        jobs = [FillJob(plan.text, tuple(spots), plan.spec, plan.path) for plan, spots in batch]
+        say(args, f"denoising {sum(len(spots) for _, spots in batch)} spots in {len(batch)} files")
+        for (plan, _), result in zip(batch, fill_many(engine, jobs, params, options=options)):
+            for note in result.notes:
+                print(f"dcomplete: {plan.path}: {note}", file=sys.stderr)
+            outputs.append((plan, result, apply_edits(plan.text, result.edits)))
+        progress.advance(len(batch))
+    progress.close()
+    changed = [(plan, new) for plan, _, new in outputs if new != plan.text]
+    if args.json:
+        print(dump_json({"files": [result_json(plan.path, plan.text, result) for plan, result, _ in outputs]}))
+    elif not args.write:
+        sys.stdout.write("".join(unified_diff(plan.path, plan.text, new) for plan, new in changed))
+    if not args.write:
+        return 0
+    written: list[FilePlan] = []
+    try:
+        for plan, new in changed:
+            atomic_write(plan.path, new)
+            written.append(plan)
+    except BaseException:
+        _restore(written)
+        raise
+    print(f"dcomplete: rewrote {len(written)} of {len(outputs)} files", file=sys.stderr)
+    if args.check:
+        return _run_check(args.check, written)
+    return 0
+
+
+def _restore(plans: list[FilePlan]) -> None:
+    for plan in plans:
+        atomic_write(plan.path, plan.text)
+
+
+def _run_check(command: str, written: list[FilePlan]) -> int:
+    status = subprocess.run(command, shell=True, stdout=sys.stderr, check=False).returncode
+    if status == 0:
+        return 0
+    _restore(written)
+    print(f"dcomplete: check {command!r} failed (exit {status}); restored {len(written)} files", file=sys.stderr)
+    return 1

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+from engine.loader import SpecialTokens
+from engine.testing import tiny_tokenizer
+from infill.canvas import Slot
+from infill.languages import get_language
+from infill.postprocess import (
+    balance_brackets,
+    decode,
+    drop_reason,
+    shape_text,
+    span_ids,
+    token_offsets,
+    trim_suffix_echo,
+)
+from infill.repair import baseline, check_filled, remask_range
+from infill.spots import Edit, Spot
+
+PYTHON = get_language("python")
+SPECIAL = SpecialTokens(mask_id=2, eos_id=0, pad_id=0, bos_id=1)
+
+
+def test_span_is_cut_at_its_first_eos() -> None:
+    assert span_ids([5, 6, 0, 7, 0, 0], SPECIAL) == [5, 6]
+    assert span_ids([0, 5], SPECIAL) == []
+
+
+def test_line_spot_keeps_one_line_and_drops_the_moved_indent() -> None:
+    text = "def f(x):\n    \n"
+    slot = Slot(Spot(14, 14, 8, "line"), 0, 8, lead="    ")
+    shaped = shape_text("    return x + 1\n    y = 2", slot, text, PYTHON)
+    assert shaped.text == "return x + 1"
+    assert shaped.raw_start == 4
+
+
+def test_block_completion_stops_where_the_indentation_leaves_the_body() -> None:
+    text = "def f(x):\n\nprint(f(1))\n"
+    slot = Slot(Spot(9, 9, 32, "block"), 0, 32)
+    shaped = shape_text("\n    y = x * 2\n    return y\nprint(f(2))\n", slot, text, PYTHON)
+    assert shaped.text == "\n    y = x * 2\n    return y"
+
+
+def test_regenerated_lines_end_with_a_line_break() -> None:
+    text = "a = 1\nb = 2\n"
+    slot = Slot(Spot(6, 12, 8, "line"), 0, 8)
+    assert shape_text("b = 3", slot, text, PYTHON).text == "b = 3\n"
+
+
+def test_trailing_echo_of_the_suffix_is_removed() -> None:
+    suffix = "\n    return total\n\nprint(1)\n"
+    assert trim_suffix_echo("total = a + b\n    return total", suffix) == "total = a + b"
+    assert trim_suffix_echo("return total", suffix) == ""
+    assert trim_suffix_echo("total = 0", suffix) == "total = 0"
+
+
+def test_a_result_that_only_repeats_what_follows_is_dropped() -> None:
+    text = "foo()\n"
+    assert drop_reason(")", text, 4) is not None
+    assert drop_reason("   ", text, 4) == "empty result"
+    assert drop_reason("a, b", text, 4) is None
+
+
+def test_closer_that_the_suffix_already_provides_is_cut() -> None:
+    text = "total = compute()\n"
+    assert balance_brackets(text, 16, 16, "a, b)", PYTHON) == "a, b"
+    assert balance_brackets(text, 16, 16, "a, (b + c)", PYTHON) == "a, (b + c)"
+    open_call = "total = compute(\n"
+    assert balance_brackets(open_call, 16, 16, "a, b)", PYTHON) == "a, b)"
+    assert balance_brackets(open_call, 16, 16, "a])", PYTHON) == "a"
+    assert balance_brackets(text, 16, 16, 'x, ")"', PYTHON) == 'x, ")"'
+
+
+def test_remask_range_covers_the_error_line_with_margin() -> None:
+    raw = "a = 1\nb = (2\nc = 3"
+    offsets = [0, 1, 3, 5, 6, 7, 9, 11, 12, 13, 15, 17]
+    lo, hi = remask_range(offsets, 16, raw, raw.index("(2"), margin=1)
+    assert lo == 3 and hi == 9
+    assert offsets[lo + 1] <= raw.index("b") and offsets[hi - 1 - 1] >= raw.index("2")
+
+
+def test_remask_range_at_the_end_reaches_into_the_eos_tail() -> None:
+    raw = "x = f(1"
+    offsets = [0, 1, 3, 5, 6]
+    lo, hi = remask_range(offsets, 12, raw, len(raw), margin=2)
+    assert lo == 0 and hi == 8
+
+
+def test_remask_range_on_real_token_offsets() -> None:
+    tokenizer = tiny_tokenizer()
+    ids = list(tokenizer.encode("value = 1\nother = [2, \nlast = 3", add_special_tokens=False))
+    raw = decode(tokenizer, ids)
+    offsets = token_offsets(tokenizer, ids)
+    lo, hi = remask_range(offsets, len(ids) + 4, raw, raw.index("["), margin=0)
+    covered = decode(tokenizer, ids[lo:hi])
+    assert "other = [2, " in covered and "value" not in covered and "last" not in covered
+
+
+def test_parse_check_blames_the_result_that_adds_errors() -> None:
+    text = "def f(x):\n    pass\n\ndef g(y):\n    pass\n"
+    good = Edit(14, 18, "return x", ())
+    bad = Edit(34, 38, "return (y", ())
+    check = check_filled(text, [good, bad], baseline(text, PYTHON), PYTHON)
+    assert check.added > 0
+    assert check.where[0] is None and check.where[1] is not None
+    clean = check_filled(text, [good, None], baseline(text, PYTHON), PYTHON)
+    assert clean.added == 0
+
+
+def test_parse_check_ignores_errors_the_original_already_had() -> None:
+    text = "def broken(:\n    pass\n\nx = 1\n"
+    original = baseline(text, PYTHON)
+    assert original.count > 0
+    check = check_filled(text, [Edit(23, 28, "x = 2\n", ())], original, PYTHON)
+    assert check.added == 0
