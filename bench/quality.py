@@ -46,6 +46,8 @@ class RowTally:
 
     new_tokens: int = 0
     seconds: float = 0.0
+    no_spot: int = 0
+    no_edit: int = 0
     filled: dict[str, list[Filled]] = field(default_factory=dict)
 
 
@@ -90,23 +92,34 @@ def baseline_completer(name: str) -> Completer:
 
 
 def model_completer(engine: object, params: object, length: str) -> Completer:
-    """dcomplete through the infill API only: plan (or oracle spot) -> fill -> the first edit's text."""
+    """dcomplete through the infill API only: a spot, `fill`, and the first edit applied to the document.
+
+    Own length: the document is `prefix + "\n" + suffix` with the cursor at `len(prefix)`, i.e. on an empty
+    line where the gap was, which is where an editor user stands when writing that code. At the literal
+    gap position (start of the line after the gap) `plan_completion` declines 78% of single-line tasks,
+    because code follows the cursor on its line. Oracle length: the published convention (Open-dLLM /
+    DreamOn): `prefix + suffix`, one block spot at the gap with as many masks as the canonical middle has
+    tokens in the model's tokenizer.
+    """
     from infill import Spot, fill, plan_completion
 
     def complete(task: InfillTask, tally: RowTally) -> Filled:
-        text, offset = task.document, task.cursor
         if length == "own":
+            text, offset = task.prefix + "\n" + task.suffix, task.cursor
             spot = plan_completion(text, offset, language="python")
         else:
+            text, offset = task.document, task.cursor
             oracle = len(engine.tokenizer.encode(task.middle, add_special_tokens=False))
             spot = Spot(start=offset, end=offset, n_masks=max(1, oracle), kind="block")
         if spot is None:
+            tally.no_spot += 1
             return Filled(text, "")
         result = fill(engine, text, [spot], params, language="python")
         tally.new_tokens += result.stats.new_tokens
         tally.seconds += result.stats.seconds
         edit = result.edits[0] if result.edits else None
         if edit is None:
+            tally.no_edit += 1
             return Filled(text, "")
         return Filled(text[: edit.start] + edit.new_text + text[edit.end:], edit.new_text)
     return complete
@@ -162,6 +175,7 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int,
     documents = [f.document for b in ("single", "multi") for f in tally.filled.get(b, [])]
     row["parse_rate"] = sum(map(parses, documents)) / len(documents) if documents else None
     if tally.seconds > 0:
+        row["no_spot"], row["no_edit"] = tally.no_spot, tally.no_edit
         row["new_tokens"] = tally.new_tokens
         row["model_seconds"] = round(tally.seconds, 3)
         row["tokens_per_second"] = round(tally.new_tokens / tally.seconds, 2)

@@ -172,3 +172,19 @@ def test_cli_runs_the_baselines_and_ends_with_one_json_line() -> None:
     assert set(report["rows"]) == {"baseline/empty", "baseline/similar_line"}
     assert report["pass_at_1_single"] is None and report["sandbox"] == ISOLATION
     assert any(line.startswith("baseline/similar_line") for line in lines)
+
+
+def test_model_rows_go_through_the_infill_api_on_a_tiny_checkpoint(tiny_dream: Path) -> None:
+    from engine import Engine
+
+    from bench.quality import RowTally, model_completer, sampler_params
+
+    engine = Engine.load(tiny_dream)
+    task = InfillTask(task_id="t", prefix="a = 1\nb = 2\n", suffix="print(total)\n", middle="total = a + b\n")
+    for length in ("own", "oracle"):
+        tally = RowTally()
+        filled = model_completer(engine, sampler_params("fast", seed=0), length)(task, tally)
+        assert tally.new_tokens > 0 and tally.seconds > 0
+        assert filled.document.startswith(task.prefix) and filled.document.endswith(task.suffix)
+        inserted = len(filled.document) - len(task.prefix) - len(task.suffix)
+        assert inserted == len(filled.completion) + (1 if length == "own" else 0)
