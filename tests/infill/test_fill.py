@@ -1,0 +1,110 @@
+"""The whole infill path on a real engine (a tiny random Dream checkpoint: its text is noise, so these
+tests check structure, batching, re-masking and accounting, not quality)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import DenoiseParams, Engine
+from infill import FillJob, FillOptions, Spot, apply_edits, fill, fill_many, plan_regenerate
+
+SOURCE = "def one(x):\n    return x\n\n\ndef two(y):\n    return y\n\n\ndef three(z):\n    return z\n"
+
+
+class Recording:
+    """The real engine, with every request it was given kept for inspection."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.calls: list[list[Any]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def infill(self, requests: Any, params: Any = None, cancel: Any = None) -> Any:
+        self.calls.append(list(requests))
+        return self.engine.infill(requests, params, cancel=cancel)
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_dream: Path) -> Engine:
+    return Engine.load(str(tiny_dream), device="cpu")
+
+
+def body_spots(n_masks: int) -> list[Spot]:
+    return [Spot(s.start + 4, s.end - 1, n_masks, "line") for s in
+            (plan_regenerate(SOURCE, line, line, "python") for line in (2, 6, 10))]
+
+
+def test_three_spots_run_as_one_denoising_run(engine: Engine) -> None:
+    params = DenoiseParams.reference(steps=6)
+    options = FillOptions(retries=0, keep_invalid=True, max_grow=0)
+    recorder = Recording(engine)
+    together = fill(recorder, SOURCE, body_spots(6), params, options=options)
+    assert len(recorder.calls) == 1 and len(recorder.calls[0]) == 1
+    assert recorder.calls[0][0].canvas.count(engine.special.mask_id) == 18
+    alone = [fill(engine, SOURCE, [spot], params, options=options) for spot in body_spots(6)]
+    largest = max(r.stats.forward_passes for r in alone)
+    assert together.stats.forward_passes <= largest + 1
+    assert sum(r.stats.forward_passes for r in alone) >= 2.5 * together.stats.forward_passes
+    assert together.stats.new_tokens == 18
+
+
+def test_edits_map_back_to_their_spots(engine: Engine) -> None:
+    spots = body_spots(5)
+    result = fill(engine, SOURCE, spots, DenoiseParams(), options=FillOptions(retries=0, keep_invalid=True))
+    assert {(e.start, e.end) for e in result.edits} <= {(s.start, s.end) for s in spots}
+    tokenizer = engine.tokenizer
+    for edit in result.edits:
+        assert engine.special.eos_id not in edit.token_ids
+        decoded = tokenizer.decode(list(edit.token_ids), clean_up_tokenization_spaces=False)
+        assert edit.new_text.strip() and edit.new_text.split("\n")[0] in decoded
+    filled = apply_edits(SOURCE, result.edits)
+    assert filled.startswith("def one(x):\n    ") and "\n\n\ndef two(y):\n    " in filled
+
+
+def test_a_result_that_breaks_the_syntax_is_remasked_then_dropped(engine: Engine) -> None:
+    text = "def f(x):\n    return x\n\n\nprint(f(1))\n"
+    spot = plan_regenerate(text, 2, 2, "python", tokenizer=engine.tokenizer)
+    recorder = Recording(engine)
+    result = fill(recorder, text, [spot], DenoiseParams(), options=FillOptions(retries=2))
+    first, *retries = recorder.calls
+    assert retries, "the noise of a random model never parses, so a re-mask round must run"
+    assert result.attempts == len(recorder.calls)
+    start = first[0].canvas.index(engine.special.mask_id)
+    end = start + spot.n_masks + first[0].max_grow
+    mask = engine.special.mask_id
+    for request in (r[0] for r in retries):
+        assert request.max_grow == 0
+        masked = [i for i, token in enumerate(request.canvas) if token == mask]
+        assert masked and masked == list(range(masked[0], masked[-1] + 1))
+        assert start <= masked[0] and masked[-1] < end
+        assert request.canvas[:start] == first[0].canvas[:start]
+    assert result.edits == [] and any("does not parse" in note for note in result.notes)
+    assert result.stats.forward_passes > 0
+
+
+def test_keep_invalid_returns_the_best_attempt(engine: Engine) -> None:
+    text = "def f(x):\n    return x\n"
+    spot = plan_regenerate(text, 2, 2, "python", tokenizer=engine.tokenizer)
+    result = fill(engine, text, [spot], DenoiseParams(), options=FillOptions(retries=1, keep_invalid=True))
+    (edit,) = result.edits
+    assert (edit.start, edit.end) == (spot.start, spot.end) and edit.new_text.endswith("\n")
+    assert result.notes == []
+
+
+def test_documents_are_batched_into_one_engine_call(engine: Engine) -> None:
+    recorder = Recording(engine)
+    jobs = [FillJob(SOURCE, tuple(body_spots(4)[:1]), "python", "a.py"),
+            FillJob(SOURCE, tuple(body_spots(4)[1:]), "python", "b.py")]
+    results = fill_many(recorder, jobs, DenoiseParams(), options=FillOptions(retries=0, keep_invalid=True))
+    assert len(recorder.calls) == 1 and len(recorder.calls[0]) == 2
+    assert len(results) == 2 and results[1].canvas_ids.count(engine.special.mask_id) == 8
+
+
+def test_cancel_returns_no_edits(engine: Engine) -> None:
+    result = fill(engine, SOURCE, body_spots(8), DenoiseParams(), cancel=lambda: True)
+    assert result.cancelled and result.edits == []

@@ -1,0 +1,178 @@
+"""`dcomplete` as a subprocess: bad input, patches, --write atomicity, --json, refactor --check.
+
+The model is a tiny random checkpoint (its text is noise that never parses, hence --allow-errors).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+DCOMPLETE = Path(sys.executable).with_name("dcomplete")
+COMMAND = [str(DCOMPLETE)] if DCOMPLETE.exists() else [sys.executable, "-m", "infill.cli"]
+ROOT = Path(__file__).resolve().parents[1]
+
+SOURCE = 'import os\n\n\ndef greet(name):\n    """Say hello 👋 to 世界."""\n    return f"hi {name}"\n\n\nprint(greet("x"))\n'
+HOLES = "def double(x):\n    # <|hole:6|>\n\n\ndef test_double():\n    assert double(2) == 4\n"
+
+
+def dcomplete(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([*COMMAND, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    (tmp_path / "app.py").write_text(SOURCE, encoding="utf-8")
+    (tmp_path / "holes.py").write_text(HOLES, encoding="utf-8")
+    (tmp_path / "app.py").chmod(0o640)
+    return tmp_path
+
+
+def test_help_lists_subcommands_and_examples(workdir: Path) -> None:
+    run = dcomplete("--help", cwd=workdir)
+    assert run.returncode == 0
+    assert "infill" in run.stdout and "refactor" in run.stdout and "examples:" in run.stdout
+    run = dcomplete("infill", "--help", cwd=workdir)
+    assert run.returncode == 0 and "patch -p1" in run.stdout
+
+
+BAD_INPUTS = [
+    (["infill", "missing.py:1"], "missing.py: no such file"),
+    (["infill", "folder:1"], "folder: is a directory"),
+    (["infill", "blob.py:1"], "blob.py: binary file"),
+    (["infill", "latin.py:1"], "latin.py: not UTF-8"),
+    (["infill", "app.py:99"], "app.py:99"),
+    (["infill", "app.py:5-3"], "END 3 is before START 5"),
+    (["infill", "notes.txt:1"], "notes.txt: unsupported language"),
+    (["infill", "app.py:2", "--length", "0"], "--length 0"),
+    (["infill", "app.py:2", "--threshold", "3"], "threshold"),
+    (["refactor", "app.py"], "needs --lines"),
+    (["refactor", "app.py", "--query", "(function_definition"], "does not compile"),
+    (["refactor", "--lines", "app.py:4-40"], "app.py:4-40"),
+    (["refactor", "app.py", "--holes", "--batch", "0"], "--batch 0"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_INPUTS, ids=[" ".join(a) for a, _ in BAD_INPUTS])
+def test_bad_input_exits_2_and_touches_nothing(workdir: Path, args: list[str], message: str) -> None:
+    (workdir / "folder").mkdir()
+    (workdir / "blob.py").write_bytes(b"x = 1\n\0\0\0binary")
+    (workdir / "latin.py").write_bytes("x = 'é'\n".encode("latin-1"))
+    (workdir / "notes.txt").write_text("hello\n")
+    before = snapshot(workdir)
+    run = dcomplete(*args, "--write", cwd=workdir)
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], run.stderr
+    assert snapshot(workdir) == before
+
+
+def test_unknown_model_exits_2(workdir: Path) -> None:
+    before = snapshot(workdir)
+    run = dcomplete("infill", "app.py:2", "--model", str(workdir / "no-such-model"), "--write", cwd=workdir)
+    assert run.returncode == 2
+    assert "no-such-model" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert snapshot(workdir) == before
+
+
+def apply_lsp_edits(text: str, edits: list[dict]) -> str:
+    """Apply LSP edits, converting UTF-16 positions independently of infill.positions."""
+    lines = text.split("\n")
+
+    def offset(position: dict) -> int:
+        before = sum(len(line) + 1 for line in lines[: position["line"]])
+        units = lines[position["line"]].encode("utf-16-le")[: 2 * position["character"]]
+        return before + len(units.decode("utf-16-le"))
+
+    for edit in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]),
+                       reverse=True):
+        start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
+        text = text[:start] + edit["new_text"] + text[end:]
+    return text
+
+
+def test_patch_json_and_write_agree(workdir: Path, tiny_dream: Path) -> None:
+    common = ["infill", "app.py:5-6", "--model", str(tiny_dream), "--seed", "7", "--allow-errors", "--retries", "0"]
+    diff = dcomplete(*common, cwd=workdir)
+    assert diff.returncode == 0, diff.stderr
+    assert diff.stdout.startswith("--- a/app.py\n+++ b/app.py\n")
+    patched = workdir / "patched"
+    patched.mkdir()
+    shutil.copy(workdir / "app.py", patched / "app.py")
+    applied = subprocess.run(["patch", "-p1", "--batch"], input=diff.stdout, cwd=patched, capture_output=True,
+                             text=True, check=False)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+
+    as_json = dcomplete(*common, "--json", cwd=workdir)
+    assert as_json.returncode == 0, as_json.stderr
+    result = json.loads(as_json.stdout)
+    assert result["file"] == "app.py" and result["stats"]["forward_passes"] > 0
+    (edit,) = result["edits"]
+    assert edit["range"]["start"] == {"line": 4, "character": 0}
+    assert edit["range"]["end"] == {"line": 6, "character": 0}
+    assert edit["token_ids"] and result["canvas_ids"].count(edit["token_ids"][0]) >= 0
+    expected = apply_lsp_edits(SOURCE, result["edits"])
+
+    written = dcomplete(*common, "--write", cwd=workdir)
+    assert written.returncode == 0, written.stderr
+    assert written.stdout == ""
+    assert (workdir / "app.py").read_text(encoding="utf-8") == expected
+    assert (patched / "app.py").read_text(encoding="utf-8") == expected
+    assert (workdir / "app.py").stat().st_mode & 0o777 == 0o640
+    assert not [p for p in workdir.iterdir() if "dcomplete-tmp" in p.name]
+
+
+def test_killed_write_leaves_the_file_whole(workdir: Path, tiny_dream: Path) -> None:
+    original = (workdir / "app.py").read_bytes()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [*COMMAND, "infill", "app.py:5-6", "--model", str(tiny_dream), "--write", "--allow-errors", "-v",
+         "--sampler", "reference", "--steps", "5000", "--length", "600"],
+        cwd=workdir, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    assert process.stderr is not None
+    deadline = time.monotonic() + 180
+    for line in process.stderr:
+        if "denoising" in line or time.monotonic() > deadline:
+            break
+    time.sleep(1.0)
+    assert process.poll() is None, "the run ended before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert (workdir / "app.py").read_bytes() == original
+    assert not [p for p in workdir.iterdir() if "dcomplete-tmp" in p.name]
+
+
+def test_refactor_patch_applies_and_failed_check_restores(workdir: Path, tiny_dream: Path) -> None:
+    common = ["refactor", "app.py", "holes.py", "--holes", "--lines", "app.py:9", "--model", str(tiny_dream),
+              "--allow-errors", "--retries", "0"]
+    diff = dcomplete(*common, cwd=workdir)
+    assert diff.returncode == 0, diff.stderr
+    assert "+++ b/app.py" in diff.stdout and "+++ b/holes.py" in diff.stdout
+    copy = workdir / "copy"
+    copy.mkdir()
+    for name in ("app.py", "holes.py"):
+        shutil.copy(workdir / name, copy / name)
+    applied = subprocess.run(["patch", "-p1", "--batch"], input=diff.stdout, cwd=copy, capture_output=True,
+                             text=True, check=False)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert "<|hole" not in (copy / "holes.py").read_text()
+
+    before = snapshot(workdir)
+    check = dcomplete(*common, "--write", "--check", "test ! -e app.py", cwd=workdir)
+    assert check.returncode == 1
+    assert check.stderr.strip().splitlines()[-1].startswith("dcomplete: check 'test ! -e app.py' failed")
+    assert snapshot(workdir) == before
