@@ -5,7 +5,6 @@ Code actions only carry commands; the model runs when the user picks one, not wh
 
 from __future__ import annotations
 
-import re
 from typing import TypeVar
 
 import msgspec
@@ -21,8 +20,7 @@ REFACTOR_SELECTION = "dcomplete.refactorSelection"
 ACCEPTED = "dcomplete.accepted"
 COMMANDS = (REGENERATE_SELECTION, FILL_HOLES, REFACTOR_SELECTION, ACCEPTED)
 
-# Only decides whether "Fill holes" is offered; infill owns the marker's full syntax.
-HOLE_LINE = re.compile(r"^[ \t]*#[ \t]*<\|hole(?::\d+)?\|>[ \t]*$", re.MULTILINE)
+HOLE_HINT = "<|hole"
 
 
 class Position(msgspec.Struct, frozen=True):
@@ -91,7 +89,19 @@ def _command_action(title: str, command: str, argument: dict[str, object]) -> ty
     )
 
 
-def code_actions(uri: str, selection: types.Range, text: str,
+def has_holes(text: str, language: str) -> bool:
+    """Whether the file holds a hole marker (infill owns the syntax; the substring test skips the parse)."""
+    if HOLE_HINT not in text:
+        return False
+    import infill
+
+    try:
+        return bool(infill.find_holes(text, language))
+    except ValueError:  # an unsupported language, or a marker with a bad budget
+        return False
+
+
+def code_actions(uri: str, selection: types.Range, text: str, language: str,
                  only: list[str] | None) -> list[types.CodeAction]:
     """The actions offered for a selection: regenerate/refactor need a non-empty selection, "fill
     holes" needs at least one hole marker in the file."""
@@ -107,7 +117,7 @@ def code_actions(uri: str, selection: types.Range, text: str,
                                        {"uri": uri, "range": lsp_range}))
         actions.append(_command_action("dcomplete: Refactor selection with instruction…", REFACTOR_SELECTION,
                                        {"uri": uri, "range": lsp_range}))
-    if HOLE_LINE.search(text):
+    if has_holes(text, language):
         actions.append(_command_action("dcomplete: Fill holes in file", FILL_HOLES, {"uri": uri}))
     return actions
 

@@ -69,8 +69,8 @@ class CommandRunner:
         first, last = selected_lines(args.range)
         return await self._fill_and_apply(
             args.uri, "Refactor selection",
-            lambda backend, text, settings, language, cancel: backend.refactor(
-                text, first, last, args.instruction, settings, language, args.uri, cancel))
+            lambda backend, text, settings, language, cancel: backend.regenerate(
+                text, first, last, settings, language, args.uri, cancel, instruction=args.instruction))
 
     async def _fill_and_apply(self, uri: str, title: str,
                               fill: Callable[..., Outcome]) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ plus one incremental reparse, so the tree always matches the text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import tree_sitter
@@ -15,24 +15,19 @@ import tree_sitter
 from .positions import Encoding, byte_point, end_point_after, offset_at
 
 
-def _python_language() -> object:
-    import tree_sitter_python
-
-    return tree_sitter_python.language()
-
-
-# LSP languageId -> loader of the tree-sitter grammar. A language missing here is still served text
-# completions; it just has no tree.
-GRAMMARS: dict[str, Callable[[], object]] = {"python": _python_language}
-_PARSERS: dict[str, tree_sitter.Parser] = {}
+_PARSERS: dict[str, tree_sitter.Parser | None] = {}
 
 
 def parser_for(language_id: str) -> tree_sitter.Parser | None:
-    """A cached parser for the languageId, or None when no grammar is bundled for it."""
-    if language_id not in GRAMMARS:
-        return None
+    """A cached parser for the LSP languageId from infill's language table; None for a language it
+    lacks (such documents are still synced, just without a tree)."""
     if language_id not in _PARSERS:
-        _PARSERS[language_id] = tree_sitter.Parser(tree_sitter.Language(GRAMMARS[language_id]()))
+        from infill.languages import UnsupportedLanguage, get_language
+
+        try:
+            _PARSERS[language_id] = get_language(language_id).parser()
+        except UnsupportedLanguage:
+            _PARSERS[language_id] = None
     return _PARSERS[language_id]
 
 

@@ -95,21 +95,37 @@ class InferenceBackend:
             return DenoiseParams(steps=settings.steps, rule="reference", temperature=temperature, seed=seed)
         return DenoiseParams(rule="threshold", threshold=settings.threshold, temperature=temperature, seed=seed)
 
-    def _fill(self, text: str, spots: list[Any], settings: Settings, language: str, doc_id: str | None,
-              cancel: CancelCheck, seed: int = 0, temperature: float = 0.0) -> Outcome:
+    def _fill(self, jobs: list[tuple[str, list[Any], str | None]], settings: Settings, language: str,
+              cancel: CancelCheck, seed: int = 0, temperature: float = 0.0,
+              instruction: str | None = None) -> list[Outcome]:
+        """Fill several (text, spots, doc_id) jobs in one engine batch.
+
+        `maxTokens` caps each spot's masks; for one-spot jobs it also caps how far the engine may grow
+        a span that ran out of room (multi-spot jobs keep infill's per-spot growth)."""
         import infill
 
         started = time.perf_counter()
-        spots = [_capped(spot, settings.max_tokens) for spot in spots]
-        result = infill.fill(self._require_engine(), text, spots, self._params(settings, seed, temperature),
-                             language=language, doc_id=doc_id, cancel=cancel)
-        replacements = [Replacement(e.start, e.end, e.new_text) for e in result.edits]
-        return Outcome(replacements, bool(result.cancelled), time.perf_counter() - started)
+        fill_jobs = [infill.FillJob(text, tuple(_capped(s, settings.max_tokens) for s in spots), language, doc_id)
+                     for text, spots, doc_id in jobs]
+        max_grow = None
+        if all(len(job.spots) == 1 for job in fill_jobs):
+            max_grow = max(0, settings.max_tokens - max(job.spots[0].n_masks for job in fill_jobs))
+        options = infill.FillOptions(instruction=instruction, max_grow=max_grow)
+        results = infill.fill_many(self._require_engine(), fill_jobs, self._params(settings, seed, temperature),
+                                   cancel=cancel, options=options)
+        seconds = time.perf_counter() - started
+        return [Outcome([Replacement(e.start, e.end, e.new_text) for e in result.edits], bool(result.cancelled),
+                        seconds) for result in results]
+
+    def _fill_one(self, text: str, spots: list[Any], settings: Settings, language: str, doc_id: str | None,
+                  cancel: CancelCheck, instruction: str | None = None) -> Outcome:
+        return self._fill([(text, spots, doc_id)], settings, language, cancel, instruction=instruction)[0]
 
     def complete(self, text: str, offset: int, settings: Settings, language: str, doc_id: str,
                  alternatives: int, cancel: CancelCheck) -> Outcome:
-        """Up to `alternatives` different completions at `offset` (greedy first, then other lengths
-        and seeds), deduplicated; an empty outcome when there is nothing to complete there."""
+        """Up to `alternatives` different completions at `offset`, deduplicated; empty when there is
+        nothing to complete there. The first is greedy at the planned length; alternatives come from
+        other lengths (one batch), then from sampling with other seeds."""
         import infill
 
         self._require_engine()
@@ -117,56 +133,39 @@ class InferenceBackend:
         spot = infill.plan_completion(text, offset, language=language)
         if spot is None:
             return Outcome([])
-        variants = [(spot, 0, 0.0), (_resized(spot, 2.0), 0, 0.0), (spot, 1, 0.7), (spot, 2, 0.7)]
+        rounds: list[tuple[list[Any], int, float]] = [([spot], 0, 0.0)]
+        if alternatives > 1:
+            rounds = [([spot, _resized(spot, 2.0), _resized(spot, 0.5)], 0, 0.0), ([spot], 1, 0.8), ([spot], 2, 0.8)]
         found: list[Replacement] = []
-        for variant, seed, temperature in variants[: max(1, alternatives) + 1]:
-            if len(found) >= alternatives or cancel():
+        for variants, seed, temperature in rounds:
+            if len(found) >= alternatives:
                 break
-            outcome = self._fill(text, [variant], settings, language, doc_id, cancel, seed, temperature)
-            if outcome.cancelled:
-                return Outcome(found, True, time.perf_counter() - started)
-            for replacement in outcome.replacements:
-                if replacement not in found:
-                    found.append(replacement)
+            jobs = [(text, [variant], doc_id if i == 0 else None) for i, variant in enumerate(variants)]
+            for outcome in self._fill(jobs, settings, language, cancel, seed, temperature):
+                if outcome.cancelled:
+                    return Outcome(found, True, time.perf_counter() - started)
+                found.extend(r for r in outcome.replacements if r not in found)
         return Outcome(found[:alternatives], False, time.perf_counter() - started)
 
     def regenerate(self, text: str, start_line: int, end_line: int, settings: Settings, language: str,
-                   doc_id: str, cancel: CancelCheck) -> Outcome:
+                   doc_id: str, cancel: CancelCheck, instruction: str | None = None) -> Outcome:
+        """Regenerate whole lines; an instruction goes into the context as a comment block."""
         import infill
 
         self._require_engine()
         spot = infill.plan_regenerate(text, start_line, end_line, language)
-        return self._fill(text, [spot], settings, language, doc_id, cancel)
+        return self._fill_one(text, [spot], settings, language, doc_id, cancel, instruction)
 
     def fill_holes(self, text: str, settings: Settings, language: str, doc_id: str,
                    cancel: CancelCheck) -> Outcome:
+        """Every hole marker of the file in one canvas."""
         import infill
 
         self._require_engine()
-        spots = list(infill.plan_holes(text, language=language))
+        spots = infill.find_holes(text, language)
         if not spots:
             return Outcome([])
-        return self._fill(text, spots, settings, language, doc_id, cancel)
-
-    def refactor(self, text: str, start_line: int, end_line: int, instruction: str, settings: Settings,
-                 language: str, doc_id: str, cancel: CancelCheck) -> Outcome:
-        """Regenerate the lines under an instruction comment placed just above them; the comment
-        steers the model and is not part of the edit."""
-        import infill
-
-        self._require_engine()
-        lines = text.splitlines(keepends=True)
-        first = lines[start_line - 1] if 0 < start_line <= len(lines) else ""
-        indent = first[: len(first) - len(first.lstrip(" \t"))]
-        comment = f"{indent}# Instruction: {' '.join(instruction.split())}\n"
-        at = sum(len(line) for line in lines[: start_line - 1])
-        steered = text[:at] + comment + text[at:]
-        spot = infill.plan_regenerate(steered, start_line + 1, end_line + 1, language)
-        outcome = self._fill(steered, [spot], settings, language, None, cancel)
-        shift = len(comment)
-        moved = [Replacement(r.start - shift, r.end - shift, r.new_text) for r in outcome.replacements
-                 if r.start >= at + shift]
-        return Outcome(moved, outcome.cancelled, outcome.seconds)
+        return self._fill_one(text, spots, settings, language, doc_id, cancel)
 
 
 def _capped(spot: Any, max_tokens: int) -> Any:

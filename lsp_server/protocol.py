@@ -32,7 +32,7 @@ class RejectedMessage:
 def _describe(error: BaseException) -> str:
     cause = error.__cause__
     if isinstance(cause, cattrs.ClassValidationError):
-        return "; ".join(cattrs.transform_error(cause, path="params")[:3])
+        return "; ".join(cattrs.transform_error(cause, path="$")[:3])
     return str(cause or error)
 
 

@@ -70,8 +70,8 @@ def build_server() -> DcompleteServer:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.RefactorRewrite], resolve_provider=False))
     def code_action(ls: DcompleteServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        uri = params.text_document.uri
-        return code_actions(uri, params.range, ls.session.document(uri).text, params.context.only)
+        document = ls.session.document(params.text_document.uri)
+        return code_actions(document.uri, params.range, document.text, document.language_id, params.context.only)
 
     @server.command(REGENERATE_SELECTION)
     async def regenerate_selection(ls: DcompleteServer, *arguments: Any) -> Any:

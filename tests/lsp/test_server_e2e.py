@@ -1,0 +1,169 @@
+"""The server process over stdio with a tiny random checkpoint: protocol behaviour end to end.
+
+A random model writes gibberish, so completions are requested inside comments, where any single line
+keeps the file parsing; what is asserted is what the server promises (ranges, parsing, cancellation,
+supersession, debounce, feedback), not the quality of the text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+import tree_sitter
+import tree_sitter_python
+from lsprotocol import types
+from lsp_harness import Session, start_server, wait_until
+from pygls.exceptions import JsonRpcException
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+URI = "file:///work/demo.py"
+TEXT = 'name = "😀 你好"\nprint(name)\n'
+COMMENT = "  # 说明 👍: "
+FAST = {"steps": 0, "maxTokens": 8}
+SLOW = {"steps": 2000, "maxTokens": 64}
+
+
+def utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def parses(text: str) -> bool:
+    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
+    return not parser.parse(text.encode("utf-8")).root_node.has_error
+
+
+def apply_inline(text: str, item: types.InlineCompletionItem) -> str:
+    lines = text.split("\n")
+    assert item.range is not None and item.range.start.line == item.range.end.line
+    line = lines[item.range.start.line]
+    units = line.encode("utf-16-le")
+    start, end = item.range.start.character * 2, item.range.end.character * 2
+    insert = item.insert_text if isinstance(item.insert_text, str) else item.insert_text.value
+    lines[item.range.start.line] = (units[:start].decode("utf-16-le") + insert + units[end:].decode("utf-16-le"))
+    return "\n".join(lines)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server(tiny_dream: Path, tmp_path_factory: pytest.TempPathFactory):
+    settings = {"model": str(tiny_dream), "debounceMs": 200, **FAST}
+    async with start_server(tmp_path_factory.mktemp("server"), settings) as session:
+        await session.open(URI, TEXT)
+        first_line = TEXT.split("\n")[0]
+        await session.edit(URI, (0, utf16_length(first_line)), (0, utf16_length(first_line)), COMMENT)
+        yield session
+
+
+def cursor() -> tuple[int, int]:
+    return 0, utf16_length(TEXT.split("\n")[0] + COMMENT)
+
+
+def current_text() -> str:
+    first, rest = TEXT.split("\n", 1)
+    return first + COMMENT + "\n" + rest
+
+
+async def test_initialize_announces_every_provider(server: Session) -> None:
+    capabilities = server.init.capabilities
+    assert capabilities.inline_completion_provider is not None
+    assert capabilities.completion_provider is not None
+    assert capabilities.code_action_provider is not None
+    assert capabilities.execute_command_provider is not None
+    assert set(capabilities.execute_command_provider.commands) == {
+        "dcomplete.regenerateSelection", "dcomplete.fillHoles", "dcomplete.refactorSelection",
+        "dcomplete.accepted"}
+    assert capabilities.position_encoding == types.PositionEncodingKind.Utf16
+    sync = capabilities.text_document_sync
+    assert isinstance(sync, types.TextDocumentSyncOptions) and sync.change == types.TextDocumentSyncKind.Incremental
+
+
+async def test_inline_completion_on_emoji_and_cjk_line(server: Session) -> None:
+    line, character = cursor()
+    result = await asyncio.wait_for(server.inline(URI, line, character), 60)
+    assert isinstance(result, types.InlineCompletionList) and 1 <= len(result.items) <= 3
+    for item in result.items:
+        assert item.range == types.Range(types.Position(line, character), types.Position(line, character))
+        completed = apply_inline(current_text(), item)
+        assert completed != current_text() and parses(completed)
+        assert completed.split("\n")[1:] == current_text().split("\n")[1:]
+    await wait_until(lambda: server.recorded.statuses)
+    status = server.recorded.statuses[-1]
+    assert status["model"] and status["device"] == "cpu" and status["lastLatencyMs"] >= 0
+
+    accepted = result.items[0].command
+    assert accepted is not None and accepted.command == "dcomplete.accepted"
+    await server.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=accepted.command, arguments=accepted.arguments))
+    log = server.state_dir / "dcomplete" / "feedback.jsonl"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert events[-1]["event"] == "accepted" and events[-1]["itemId"] == accepted.arguments[0]["itemId"]
+
+
+async def test_completion_fallback_inserts_through_a_text_edit(server: Session) -> None:
+    line, character = cursor()
+    result = await asyncio.wait_for(server.client.text_document_completion_async(types.CompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line, character))), 60)
+    assert isinstance(result, types.CompletionList) and len(result.items) == 1
+    edit = result.items[0].text_edit
+    assert isinstance(edit, types.TextEdit) and edit.new_text.strip()
+    assert edit.range.start == edit.range.end == types.Position(line, character)
+
+
+async def test_a_burst_of_automatic_requests_runs_one_inference(server: Session) -> None:
+    line, character = cursor()
+    statuses_before = len(server.recorded.statuses)
+    burst = []
+    for _ in range(3):
+        burst.append(asyncio.ensure_future(server.inline(URI, line, character, invoked=False)))
+        await asyncio.sleep(0.02)
+    first, second, last = await asyncio.wait_for(asyncio.gather(*burst), 60)
+    assert len(first.items) == 0 and len(second.items) == 0
+    assert len(last.items) == 1
+    await wait_until(lambda: len(server.recorded.statuses) > statuses_before)
+    await asyncio.sleep(0.3)
+    assert len(server.recorded.statuses) == statuses_before + 1  # one completion reported, not three
+
+
+async def test_cancel_request_stops_a_slow_inference(server: Session) -> None:
+    server.configure(**SLOW)
+    line, character = cursor()
+    slow = asyncio.ensure_future(server.inline(URI, line, character, msg_id="slow-cancelled"))
+    await asyncio.sleep(1.0)
+    server.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="slow-cancelled"))
+    with pytest.raises(JsonRpcException) as error:
+        await asyncio.wait_for(slow, 10)
+    assert error.value.code == -32800  # RequestCancelled
+    server.configure(**FAST)
+    started = time.perf_counter()
+    result = await asyncio.wait_for(server.inline(URI, line, character), 60)
+    assert isinstance(result, types.InlineCompletionList) and result.items
+    assert time.perf_counter() - started < 30  # the 2000-step job did not keep the worker
+
+
+async def test_a_newer_request_supersedes_the_older_one(server: Session) -> None:
+    server.configure(**SLOW)
+    line, character = cursor()
+    older = asyncio.ensure_future(server.inline(URI, line, character))
+    await asyncio.sleep(1.0)
+    server.configure(**FAST)
+    newer = asyncio.ensure_future(server.inline(URI, line, character))
+    superseded = await asyncio.wait_for(older, 10)
+    assert isinstance(superseded, types.InlineCompletionList) and len(superseded.items) == 0  # empty, not an error
+    answered = await asyncio.wait_for(newer, 60)
+    assert answered.items
+
+
+async def test_selected_completion_items_extend_the_selection(server: Session) -> None:
+    line, character = cursor()
+    selected = types.SelectedCompletionInfo(
+        range=types.Range(types.Position(line, character), types.Position(line, character)), text="todo")
+    result = await asyncio.wait_for(server.client.protocol.send_request_async(
+        types.TEXT_DOCUMENT_INLINE_COMPLETION, server.inline_params(URI, line, character, selected=selected)), 60)
+    assert result.items
+    for item in result.items:
+        assert item.range == selected.range and item.insert_text.startswith("todo")
