@@ -89,7 +89,11 @@ def download_missing(specs: list[tuple[str, str]], have: set[str]) -> None:
         spec = f"{name}=={version}"
         print(f"downloading {spec}", flush=True)
         cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
-        result = subprocess.run([*cmd, "-d", str(SDIST_DIR), spec], capture_output=True, text=True)
+        try:
+            result = subprocess.run([*cmd, "-d", str(SDIST_DIR), spec], capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            print(f"  pip download timed out for {spec}", flush=True)
+            continue
         if result.returncode != 0:
             print(f"  pip download failed for {spec}: {result.stderr.strip().splitlines()[-1:]}", flush=True)
 
