@@ -31,7 +31,12 @@ export function wholeLineRange(selection: LspRange, lineLength: (line: number) =
   if (endLine > startLine && endCharacter === 0) {
     endLine -= 1;
   }
-  return { start: { line: startLine, character: 0 }, end: { line: endLine, character: lineLength(endLine) } };
+  const endLength = lineLength(endLine);
+  if (endLength === 0 && endLine > startLine) {
+    // The server reads an end at column 0 as "stop on the line above"; point past the empty line instead.
+    return { start: { line: startLine, character: 0 }, end: { line: endLine + 1, character: 0 } };
+  }
+  return { start: { line: startLine, character: 0 }, end: { line: endLine, character: endLength } };
 }
 
 export function regenerateArgs(uri: string, range: LspRange): [{ uri: string; range: LspRange }] {

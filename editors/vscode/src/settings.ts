@@ -32,6 +32,7 @@ export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 /** Reads one configuration value; `get("model")` for `dcomplete.model`. */
 export type ConfigReader = (key: string) => unknown;
 
+/** steps 0 lets the confidence threshold alone decide; maxTokens must leave room for one token. */
 const INTEGER_KEYS: ReadonlySet<string> = new Set(["steps", "maxTokens", "debounceMs"]);
 
 /**
@@ -71,12 +72,12 @@ function checkValue(key: ServerSettingKey, value: unknown): string | undefined {
         ? undefined
         : `dcomplete.${key} must be a list of language ids, got ${show(value)}`;
     case "threshold":
-      return typeof value === "number" && value >= 0 && value <= 1
+      return typeof value === "number" && value > 0 && value <= 1
         ? undefined
-        : `dcomplete.${key} must be a number between 0 and 1, got ${show(value)}`;
+        : `dcomplete.${key} must be a number in (0, 1], got ${show(value)}`;
     default:
       if (INTEGER_KEYS.has(key)) {
-        const min = key === "debounceMs" ? 0 : 1;
+        const min = key === "maxTokens" ? 1 : 0;
         return typeof value === "number" && Number.isInteger(value) && value >= min
           ? undefined
           : `dcomplete.${key} must be an integer >= ${min}, got ${show(value)}`;

@@ -18,6 +18,12 @@ test("a backwards selection covers the same lines", () => {
   assert.deepEqual(wholeLineRange({ start: pos(3, 5), end: pos(1, 2) }, lineLength), { start: pos(1, 0), end: pos(3, 40) });
 });
 
+test("an empty last line is kept by pointing past it", () => {
+  const withEmpty = (line: number) => [10, 0, 5][line];
+  assert.deepEqual(wholeLineRange({ start: pos(0, 0), end: pos(1, 0) }, withEmpty), { start: pos(0, 0), end: pos(0, 10) });
+  assert.deepEqual(wholeLineRange({ start: pos(0, 0), end: pos(2, 0) }, withEmpty), { start: pos(0, 0), end: pos(2, 0) });
+});
+
 test("argument shapes match the server commands", () => {
   const range = { start: pos(0, 0), end: pos(0, 10) };
   assert.deepEqual(regenerateArgs("file:///a.py", range), [{ uri: "file:///a.py", range }]);

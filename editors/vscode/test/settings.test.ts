@@ -36,12 +36,12 @@ test("every server setting is forwarded under its own name", () => {
 
 test("wrong types are reported by name and not forwarded", () => {
   const { settings, problems } = toServerSettings(
-    reader({ steps: 2.5, threshold: 3, maxTokens: "64", languages: "python", multiline: "yes", debounceMs: -1 }),
+    reader({ steps: 2.5, threshold: 0, maxTokens: "64", languages: "python", multiline: "yes", debounceMs: -1 }),
   );
   assert.deepEqual(settings, {});
   assert.equal(problems.length, 6);
-  assert.match(problems.join("\n"), /dcomplete\.steps must be an integer >= 1, got 2\.5/);
-  assert.match(problems.join("\n"), /dcomplete\.threshold must be a number between 0 and 1, got 3/);
+  assert.match(problems.join("\n"), /dcomplete\.steps must be an integer >= 0, got 2\.5/);
+  assert.match(problems.join("\n"), /dcomplete\.threshold must be a number in \(0, 1\], got 0/);
   assert.match(problems.join("\n"), /dcomplete\.maxTokens .* got "64"/);
   assert.match(problems.join("\n"), /dcomplete\.debounceMs must be an integer >= 0, got -1/);
 });

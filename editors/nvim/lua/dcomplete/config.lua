@@ -1,0 +1,115 @@
+--- Options of require('dcomplete').setup(), their defaults and their validation.
+local M = {}
+
+---@class dcomplete.Keymaps
+---@field accept string|false
+---@field accept_word string|false
+---@field accept_line string|false
+---@field dismiss string|false
+---@field next string|false
+---@field prev string|false
+
+---@class dcomplete.Config
+---@field cmd string[] Command that starts the server over stdio.
+---@field filetypes string[] Filetypes the server is started for.
+---@field renderer "auto"|"builtin"|"extmark"
+---@field settings table Server settings, sent under the `dcomplete` key.
+---@field root_markers string[] Files that mark a project root (the server's root_dir).
+---@field debounce_ms integer Client-side wait of the extmark renderer before it asks for a completion.
+---@field keymaps dcomplete.Keymaps Insert-mode keys; false disables one.
+
+---@return dcomplete.Config
+function M.defaults()
+  return {
+    cmd = { 'dcomplete', 'serve' },
+    filetypes = { 'python' },
+    renderer = 'auto',
+    settings = {},
+    root_markers = { 'pyproject.toml', 'setup.py', 'setup.cfg', '.git' },
+    debounce_ms = 150,
+    keymaps = {
+      accept = '<Tab>',
+      accept_word = '<M-w>',
+      accept_line = '<M-l>',
+      dismiss = '<C-]>',
+      next = '<M-]>',
+      prev = '<M-[>',
+    },
+  }
+end
+
+local RENDERERS = { auto = true, builtin = true, extmark = true }
+
+local function is_string_list(value)
+  if type(value) ~= 'table' or #value == 0 then
+    return false
+  end
+  for _, item in ipairs(value) do
+    if type(item) ~= 'string' or item == '' then
+      return false
+    end
+  end
+  return true
+end
+
+local function check(ok, message)
+  if not ok then
+    error('dcomplete.setup: ' .. message, 0)
+  end
+end
+
+--- Merges user options over the defaults; a bad option raises one error naming it.
+---@param opts table|nil
+---@return dcomplete.Config
+function M.resolve(opts)
+  check(opts == nil or type(opts) == 'table', 'options must be a table, got ' .. type(opts))
+  opts = opts or {}
+  local known = M.defaults()
+  for key in pairs(opts) do
+    check(known[key] ~= nil, ('unknown option `%s`'):format(tostring(key)))
+  end
+  local config = vim.tbl_deep_extend('force', known, opts)
+  if opts.cmd then
+    config.cmd = opts.cmd
+  end
+  if opts.filetypes then
+    config.filetypes = opts.filetypes
+  end
+  check(is_string_list(config.cmd), '`cmd` must be a non-empty list of strings, e.g. {"dcomplete", "serve"}')
+  check(is_string_list(config.filetypes), '`filetypes` must be a non-empty list of filetype names')
+  check(
+    RENDERERS[config.renderer] == true,
+    ('`renderer` must be "auto", "builtin" or "extmark", got %s'):format(vim.inspect(config.renderer))
+  )
+  check(type(config.settings) == 'table', '`settings` must be a table of server settings')
+  check(
+    type(config.debounce_ms) == 'number' and config.debounce_ms >= 0,
+    '`debounce_ms` must be a number >= 0'
+  )
+  for name, lhs in pairs(config.keymaps) do
+    check(known.keymaps[name] ~= nil, ('unknown keymap `%s`'):format(tostring(name)))
+    check(lhs == false or (type(lhs) == 'string' and lhs ~= ''), ('keymap `%s` must be a key or false'):format(name))
+  end
+  return config
+end
+
+--- Whether this Neovim has the built-in inline completion client (0.12+).
+function M.has_builtin()
+  local ok, module = pcall(require, 'vim.lsp.inline_completion')
+  return ok and type(module) == 'table' and type(module.enable) == 'function'
+end
+
+---@param config dcomplete.Config
+---@return "builtin"|"extmark"
+function M.pick_renderer(config)
+  if config.renderer == 'builtin' then
+    check(M.has_builtin(), 'renderer "builtin" needs Neovim 0.12+ (vim.lsp.inline_completion); use "extmark"')
+    return 'builtin'
+  end
+  if config.renderer == 'extmark' then
+    return 'extmark'
+  end
+  return M.has_builtin() and 'builtin' or 'extmark'
+end
+
+return M

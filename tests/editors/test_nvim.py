@@ -1,0 +1,199 @@
+"""End-to-end: a real headless Neovim with editors/nvim loaded, talking to the real `dcomplete serve`.
+
+Each test opens a Python file, lets the plugin ask the server, then checks the buffer against exactly
+what the server sent (captured on the client side by a request tap, see nvim_session.TAP_LUA).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nvim_session import NvimSession
+from editor_server import server_command, server_settings
+
+# Completion and infill happen inside the docstring: there a random tiny checkpoint's text still
+# parses, so the server (which drops edits that add parse errors) reliably has something to offer.
+SOURCE = '''import os
+
+
+def list_python_files(folder):
+    """Names of the Python files in folder.
+
+    The names come back sorted, without the folder part.
+    Hidden files are included.
+    """
+    result = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            result.append(name)
+    return result
+'''
+COMPLETION_LINE, TYPED = 8, " and"
+INFILL_FIRST, INFILL_LAST = 7, 8
+GHOST_TIMEOUT_S = 25.0
+
+
+def offset(text: str, line: int, character: int) -> int:
+    """Offset of an LSP position in `text` (the fixture is ASCII, so every encoding agrees)."""
+    lines = text.split("\n")
+    return sum(len(item) + 1 for item in lines[:line]) + character
+
+
+def apply_text_edits(text: str, edits: list[dict[str, Any]]) -> str:
+    spans = [(offset(text, e["range"]["start"]["line"], e["range"]["start"]["character"]),
+              offset(text, e["range"]["end"]["line"], e["range"]["end"]["character"]), e["newText"])
+             for e in edits]
+    for start, end, new_text in sorted(spans, reverse=True):
+        text = text[:start] + new_text + text[end:]
+    return text
+
+
+def shown_item(tap: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The item on screen: the first non-empty one of the newest answer that had any."""
+    for entry in reversed(tap["inline"]):
+        result = entry.get("result") or {}
+        items = result.get("items", result) if isinstance(result, dict) else result
+        items = [item for item in items or [] if isinstance(item.get("insertText"), str) and item["insertText"]]
+        if items:
+            return items[0], entry["params"]
+    raise AssertionError(f"the server sent no non-empty inline completion item: {tap['inline']!r}")
+
+
+def expected_after_accept(text: str, item: dict[str, Any], params: dict[str, Any]) -> str:
+    if item.get("range"):
+        return apply_text_edits(text, [{"range": item["range"], "newText": item["insertText"]}])
+    position = params["position"]
+    return apply_text_edits(text, [{"range": {"start": position, "end": position}, "newText": item["insertText"]}])
+
+
+@pytest.fixture
+def source_file(tmp_path: Path) -> Path:
+    path = tmp_path / "sample.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def make_session(model_setting: str, tmp_path: Path):
+    sessions: list[NvimSession] = []
+
+    def start(renderer: str) -> NvimSession:
+        log = tmp_path / "server.log"
+        session = NvimSession.start(server_command(log), renderer, server_settings(model_setting), log)
+        sessions.append(session)
+        return session
+
+    yield start
+    for session in sessions:
+        session.close()
+
+
+def wait_for_ghost(session: NvimSession) -> None:
+    session.wait_for(session.visible, GHOST_TIMEOUT_S, "ghost text to appear")
+
+
+def type_at_end_of_line(session: NvimSession, line: int, typed: str) -> None:
+    """Appends `typed` to `line` (1-based) in insert mode, as a user writing on would."""
+    session.nvim.command(f"call cursor({line}, 1)")
+    session.nvim.input("A" + typed)
+    session.wait_for(lambda: session.mode() == "i" and typed in session.lines()[line - 1], 5, "insert mode")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("renderer", ["builtin", "extmark"])
+def test_accept_inserts_exactly_what_the_server_sent(make_session, source_file: Path, renderer: str) -> None:
+    session = make_session(renderer)
+    session.open(source_file)
+    assert session.lua("return require('dcomplete').renderer_name()") == renderer
+    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
+    before = session.text()
+    wait_for_ghost(session)
+    item, params = shown_item(session.tap())
+    assert params["context"]["triggerKind"] == 2
+
+    session.nvim.input("<Tab>")
+    expected = expected_after_accept(before, item, params)
+    session.wait_for(lambda: session.text() != before, 5, "the accepted suggestion in the buffer")
+    assert session.text() == expected
+    ast.parse(session.text())
+
+    command = item.get("command")
+    if command:
+        def acceptance_answered() -> bool:
+            return any(entry["params"]["command"] == command["command"] and not entry.get("err")
+                       for entry in session.tap()["commands"])
+        session.wait_for(acceptance_answered, 5, f"the server to answer {command['command']}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("renderer", ["builtin", "extmark"])
+def test_dismiss_leaves_the_buffer_untouched(make_session, source_file: Path, renderer: str) -> None:
+    session = make_session(renderer)
+    session.open(source_file)
+    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
+    before = session.text()
+    wait_for_ghost(session)
+
+    session.nvim.input("<C-]>")
+    session.wait_for(lambda: not session.visible(), 5, "the ghost text to go away")
+    assert session.text() == before
+    session.nvim.input("<Esc>")
+    session.wait_for(lambda: session.mode() == "n", 5, "normal mode")
+    assert session.text() == before
+    assert not session.visible()
+
+
+@pytest.mark.slow
+def test_accept_word_takes_one_word_and_keeps_the_rest(make_session, source_file: Path) -> None:
+    session = make_session("extmark")
+    session.open(source_file)
+    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
+    before = session.text()
+    wait_for_ghost(session)
+    remaining = session.lua("return require('dcomplete.render.extmark')._remaining(0)")
+    word = session.lua("return require('dcomplete.text').next_word(...)", remaining)
+    assert word and remaining.startswith(word)
+    row, col = session.nvim.current.window.cursor
+
+    session.nvim.input("<M-w>")
+    session.wait_for(lambda: session.text() != before, 5, "the accepted word in the buffer")
+    at = offset(before, row - 1, col)
+    assert session.text() == before[:at] + word + before[at:]
+    if len(word) < len(remaining):
+        assert session.lua("return require('dcomplete.render.extmark')._remaining(0)") == remaining[len(word):]
+
+
+@pytest.mark.slow
+def test_infill_replaces_exactly_the_selected_lines(make_session, source_file: Path) -> None:
+    session = make_session("extmark")
+    session.open(source_file)
+    before = session.text()
+
+    session.nvim.command(f"{INFILL_FIRST},{INFILL_LAST}DcompleteInfill")
+    session.wait_for(lambda: session.tap()["commands"], GHOST_TIMEOUT_S, "the answer to dcomplete.regenerateSelection")
+    answer = session.tap()["commands"][0]
+    assert answer["params"]["command"] == "dcomplete.regenerateSelection"
+    assert not answer.get("err"), answer
+    edits = session.tap()["edits"]
+    assert len(edits) == 1, f"expected one workspace/applyEdit, got {edits!r}"
+    edit = edits[0]["edit"]
+    uri = session.lua("return vim.uri_from_bufnr(0)")
+    changes = edit.get("changes", {}).get(uri) or [
+        text_edit for change in edit.get("documentChanges", []) for text_edit in change["edits"]]
+    assert changes, edit
+    expected = apply_text_edits(before, changes)
+    session.wait_for(lambda: session.text() == expected, 5, "the applied edit in the buffer")
+
+    old, new = before.split("\n"), session.text().split("\n")
+    kept_below = len(old) - INFILL_LAST
+    assert new[: INFILL_FIRST - 1] == old[: INFILL_FIRST - 1], "lines above the range changed"
+    assert new[len(new) - kept_below :] == old[INFILL_LAST:], "lines below the range changed"
+    assert new != old, "the edit changed nothing"
+    for change in changes:
+        assert change["range"]["start"]["line"] >= INFILL_FIRST - 1, change
+        assert change["range"]["end"]["line"] <= INFILL_LAST, change
+    ast.parse(session.text())
