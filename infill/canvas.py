@@ -10,6 +10,7 @@ added alternately above and below, one whole line at a time.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,7 +66,9 @@ def instruction_header(instruction: str | None, comment_prefix: str) -> str:
         return ""
     lines = instruction.strip().splitlines()
     first, rest = lines[0], lines[1:]
-    block = [f"{comment_prefix} Instruction: {first}"] + [f"{comment_prefix} {line}".rstrip() for line in rest]
+    block = [f"{comment_prefix} Instruction: {first}"] + [
+        f"{comment_prefix} {line}".rstrip() for line in rest
+    ]
     return "\n".join(block) + "\n"
 
 
@@ -74,7 +77,7 @@ def check_spots(spots: Sequence[Spot], text_length: int) -> list[Spot]:
     for spot in ordered:
         if spot.end > text_length:
             raise ValueError(f"spot [{spot.start}, {spot.end}) ends past the text (length {text_length})")
-    for left, right in zip(ordered, ordered[1:]):
+    for left, right in itertools.pairwise(ordered):
         if right.start <= left.end:
             raise ValueError(
                 f"spots [{left.start}, {left.end}) and [{right.start}, {right.end}) overlap or touch;"
@@ -147,7 +150,7 @@ def _crop(text: str, spots: list[Spot], tokenizer: Any, budget: int) -> tuple[in
     lines = LineIndex(text)
     first = lines.line_of(spots[0].start)
     last = lines.line_of(max(spots[-1].end - 1, spots[-1].start))
-    core_cost = sum(len(encode(tokenizer, text[s.end : t.start])) for s, t in zip(spots, spots[1:]))
+    core_cost = sum(len(encode(tokenizer, text[s.end : t.start])) for s, t in itertools.pairwise(spots))
     core_cost += len(encode(tokenizer, text[lines.line_start(first) : spots[0].start]))
     core_cost += len(encode(tokenizer, text[spots[-1].end : lines.line_end(last, with_break=True)]))
     if core_cost > budget:

@@ -22,7 +22,11 @@ from infill.files import BadInput
 SUBCOMMANDS: tuple[tuple[str, str | None, str | None], ...] = (
     ("infill.cli_infill", None, None),
     ("infill.cli_refactor", None, None),
-    ("lsp_server.cli", "serve", "run the language server (stdio, or --tcp PORT); see `dcomplete serve --help`"),
+    (
+        "lsp_server.cli",
+        "serve",
+        "run the language server (stdio, or --tcp PORT); see `dcomplete serve --help`",
+    ),
 )
 
 EPILOG = """examples:

@@ -14,10 +14,16 @@ from infill.positions import LineIndex
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("model and sampler")
-    group.add_argument("--model", default="default", help="checkpoint folder, HF repo id in the local cache, or 'default'")
+    group.add_argument(
+        "--model", default="default", help="checkpoint folder, HF repo id in the local cache, or 'default'"
+    )
     group.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ... (default: cuda when present)")
-    group.add_argument("--sampler", choices=("fast", "reference"), default="fast",
-                       help="fast: confidence threshold + fixed-text cache; reference: the family's own schedule")
+    group.add_argument(
+        "--sampler",
+        choices=("fast", "reference"),
+        default="fast",
+        help="fast: confidence threshold + fixed-text cache; reference: the family's own schedule",
+    )
     group.add_argument("--steps", type=int, default=None, help="denoising steps (reference sampler)")
     group.add_argument("--alg", choices=("maskgit_plus", "topk_margin", "entropy"), default=None)
     group.add_argument("--threshold", type=float, default=None, help="confidence threshold (fast sampler)")
@@ -25,8 +31,9 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--top-p", type=float, default=None, dest="top_p")
     group.add_argument("--seed", type=int, default=None)
     group.add_argument("--retries", type=int, default=2, help="re-mask rounds when a result does not parse")
-    group.add_argument("--allow-errors", action="store_true",
-                       help="keep a result even when the filled file does not parse")
+    group.add_argument(
+        "--allow-errors", action="store_true", help="keep a result even when the filled file does not parse"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="report each stage on stderr")
 
 
@@ -67,7 +74,10 @@ def load_engine(args: argparse.Namespace) -> Any:
 
     try:
         engine = Engine.load(args.model, device=args.device)
-        say(args, f"loaded model {engine.name} ({engine.family}, {engine.device}, context {engine.max_length})")
+        say(
+            args,
+            f"loaded model {engine.name} ({engine.family}, {engine.device}, context {engine.max_length})",
+        )
         return engine
     except ModelLoadError as exc:
         raise BadInput(str(exc)) from None

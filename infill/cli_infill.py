@@ -37,7 +37,9 @@ examples:
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
-        "infill", help="regenerate a line range of one file", description=HELP,
+        "infill",
+        help="regenerate a line range of one file",
+        description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("target", metavar="FILE:LINE[-END]")

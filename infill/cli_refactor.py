@@ -46,7 +46,9 @@ examples:
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
-        "refactor", help="regenerate many spots in many files", description=HELP,
+        "refactor",
+        help="regenerate many spots in many files",
+        description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("paths", nargs="*", metavar="PATH")
@@ -55,8 +57,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     chooser.add_argument("--query", metavar="TS_QUERY", help="tree-sitter query capturing @spot or @body")
     chooser.add_argument("--function-regex", metavar="RE", help="bodies of functions whose name matches RE")
     parser.add_argument("--holes", action="store_true", help="fill every hole marker line")
-    parser.add_argument("--instruction", metavar="TEXT", help="comment block at the top of each file's context")
-    parser.add_argument("--check", metavar="CMD", help="after --write, run CMD; restore the files if it fails")
+    parser.add_argument(
+        "--instruction", metavar="TEXT", help="comment block at the top of each file's context"
+    )
+    parser.add_argument(
+        "--check", metavar="CMD", help="after --write, run CMD; restore the files if it fails"
+    )
     parser.add_argument("--batch", type=int, default=8, help="files per engine call (default 8)")
     add_output_options(parser)
     add_engine_options(parser)
@@ -106,7 +112,9 @@ def _parse_lines(option: str) -> tuple[str, list[tuple[int, int]]]:
 
 def plan_files(args: argparse.Namespace) -> list[FilePlan]:
     if not (args.lines or args.query or args.function_regex or args.holes):
-        raise BadInput("refactor needs --lines, --query, --function-regex or --holes to know what to regenerate")
+        raise BadInput(
+            "refactor needs --lines, --query, --function-regex or --holes to know what to regenerate"
+        )
     line_ranges: dict[str, list[tuple[int, int]]] = {}
     for option in args.lines:
         path, ranges = _parse_lines(option)
@@ -132,7 +140,9 @@ def spots_for(plan: FilePlan, args: argparse.Namespace, tokenizer: object = None
             spots.append(plan_regenerate(plan.text, start, end, plan.spec, tokenizer=tokenizer))
         except ValueError as exc:
             raise BadInput(f"--lines {plan.path}:{start}-{end}: {exc}") from None
-    query = args.query or (function_body_query(args.function_regex, plan.spec) if args.function_regex else None)
+    query = args.query or (
+        function_body_query(args.function_regex, plan.spec) if args.function_regex else None
+    )
     if query:
         spots.extend(spots_from_query(plan.text, query, plan.spec, tokenizer=tokenizer))
     if args.holes:
@@ -176,7 +186,9 @@ def run(args: argparse.Namespace) -> int:
     progress.close()
     changed = [(plan, new) for plan, _, new in outputs if new != plan.text]
     if args.json:
-        print(dump_json({"files": [result_json(plan.path, plan.text, result) for plan, result, _ in outputs]}))
+        print(
+            dump_json({"files": [result_json(plan.path, plan.text, result) for plan, result, _ in outputs]})
+        )
     elif not args.write:
         sys.stdout.write("".join(unified_diff(plan.path, plan.text, new) for plan, new in changed))
     if not args.write:
@@ -205,5 +217,7 @@ def _run_check(command: str, written: list[FilePlan]) -> int:
     if status == 0:
         return 0
     _restore(written)
-    print(f"dcomplete: check {command!r} failed (exit {status}); restored {len(written)} files", file=sys.stderr)
+    print(
+        f"dcomplete: check {command!r} failed (exit {status}); restored {len(written)} files", file=sys.stderr
+    )
     return 1

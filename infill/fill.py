@@ -83,10 +83,17 @@ class _Document:
         if grow is None:
             grow = sum(GROW_PER_SPOT[s.kind] for s in spots)
         header = instruction_header(options.instruction, self.spec.comment_prefix)
-        probe = build_canvas(job.text, spots, engine.tokenizer, engine.special, engine.max_length, header=header)
+        probe = build_canvas(
+            job.text, spots, engine.tokenizer, engine.special, engine.max_length, header=header
+        )
         self.max_grow = max(0, min(grow, engine.max_length - len(probe.ids)))
         self.canvas: Canvas = build_canvas(
-            job.text, spots, engine.tokenizer, engine.special, engine.max_length, header=header,
+            job.text,
+            spots,
+            engine.tokenizer,
+            engine.special,
+            engine.max_length,
+            header=header,
             reserve=self.max_grow,
         )
         self.baseline: Baseline = baseline(job.text, self.spec)
@@ -163,11 +170,16 @@ class _Document:
         if best.check.added > 0 and not self.options.keep_invalid:
             blamed = [i for i, w in enumerate(best.check.where) if w is not None] or list(range(len(edits)))
             for index in blamed:
-                if edits[index] is not None:
-                    self.notes.append(f"spot at offset {edits[index].start}: dropped, the result does not parse")  # type: ignore[union-attr]
+                edit = edits[index]
+                if edit is not None:
+                    self.notes.append(f"spot at offset {edit.start}: dropped, the result does not parse")
                     edits[index] = None
         return FillResult(
-            [e for e in edits if e is not None], canvas_ids, self.stats, self.cancelled, self.notes,
+            [e for e in edits if e is not None],
+            canvas_ids,
+            self.stats,
+            self.cancelled,
+            self.notes,
             len(self.attempts),
         )
 

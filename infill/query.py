@@ -34,8 +34,9 @@ def function_body_query(name_regex: str, spec: LanguageSpec) -> str:
     return f'(function_definition name: (identifier) @name body: (block) @body (#match? @name "{quoted}"))'
 
 
-def spots_from_query(text: str, query_source: str, language: str | LanguageSpec = "python",
-                     tokenizer: Any = None) -> list[Spot]:
+def spots_from_query(
+    text: str, query_source: str, language: str | LanguageSpec = "python", tokenizer: Any = None
+) -> list[Spot]:
     """One block spot per captured node, outermost kept when captures nest; in text order."""
     spec = get_language(language)
     try:
@@ -47,8 +48,10 @@ def spots_from_query(text: str, query_source: str, language: str | LanguageSpec 
     if not wanted:
         raise BadQuery("the query must capture the text to regenerate as @spot or @body")
     captures = tree_sitter.QueryCursor(query).captures(spec.parse(text).root_node)
-    ranges = sorted({(n.start_byte, n.end_byte) for name in wanted for n in captures.get(name, [])},
-                    key=lambda r: (r[0], -r[1]))
+    ranges = sorted(
+        {(n.start_byte, n.end_byte) for name in wanted for n in captures.get(name, [])},
+        key=lambda r: (r[0], -r[1]),
+    )
     outer: list[tuple[int, int]] = []
     for low, high in ranges:
         if outer and low < outer[-1][1]:

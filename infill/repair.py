@@ -87,8 +87,9 @@ def _shifted(offset: int, edits: list[Edit | None]) -> int:
     return offset + shift
 
 
-def remask_range(offsets: list[int], span_length: int, raw: str, error_at: int,
-                 margin: int = REMASK_MARGIN) -> tuple[int, int]:
+def remask_range(
+    offsets: list[int], span_length: int, raw: str, error_at: int, margin: int = REMASK_MARGIN
+) -> tuple[int, int]:
     """Token indices [lo, hi) of a span to mask again around `error_at` (a char offset into `raw`).
 
     `offsets[i]` is where token i of the kept (pre-EOS) ids starts in `raw`; `span_length` counts the

@@ -11,7 +11,9 @@ OPENERS = {"(": ")", "[": "]", "{": "}"}
 CLOSERS = {")": "(", "]": "[", "}": "{"}
 
 
-def iter_leaves(node: tree_sitter.Node, start_byte: int = 0, end_byte: int | None = None) -> Iterator[tree_sitter.Node]:
+def iter_leaves(
+    node: tree_sitter.Node, start_byte: int = 0, end_byte: int | None = None
+) -> Iterator[tree_sitter.Node]:
     """Leaves (tokens, MISSING nodes included) that overlap or touch [start_byte, end_byte], in order."""
     stop = node.end_byte if end_byte is None else end_byte
     stack = [node]
@@ -87,8 +89,6 @@ def error_points(tree: tree_sitter.Tree) -> list[int]:
     """Byte offsets where the parser gave up: the start of each innermost ERROR, each MISSING node."""
     points = []
     for node in error_nodes(tree):
-        if node.is_missing:
-            points.append(node.start_byte)
-        elif not any(child.is_error for child in node.children):
+        if node.is_missing or not any(child.is_error for child in node.children):
             points.append(node.start_byte)
     return sorted(points)

@@ -69,8 +69,11 @@ def plan_completion(text: str, offset: int, language: str | LanguageSpec = "pyth
     last = last_leaf_before(tree, cursor)
     if brackets:
         opened_last = last is not None and last.start_byte == brackets[-1].start_byte
-        return _spot(offset, BLOCK_TOKENS if opened_last and not rest else LINE_TOKENS,
-                     "block" if opened_last and not rest else "line")
+        return _spot(
+            offset,
+            BLOCK_TOKENS if opened_last and not rest else LINE_TOKENS,
+            "block" if opened_last and not rest else "line",
+        )
     if last is not None and last.type == spec.block_header_end and not rest:
         return _spot(offset, _body_size(tree, last, bytemap, lines, spec), "block")
     if before.strip() == "":

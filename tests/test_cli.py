@@ -26,7 +26,9 @@ HOLES = "def double(x):\n    # <|hole:6|>\n\n\ndef test_double():\n    assert do
 
 def dcomplete(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([*COMMAND, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [*COMMAND, *args], check=False, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -97,23 +99,40 @@ def apply_lsp_edits(text: str, edits: list[dict]) -> str:
         units = lines[position["line"]].encode("utf-16-le")[: 2 * position["character"]]
         return before + len(units.decode("utf-16-le"))
 
-    for edit in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]),
-                       reverse=True):
+    for edit in sorted(
+        edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True
+    ):
         start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
         text = text[:start] + edit["new_text"] + text[end:]
     return text
 
 
 def test_patch_json_and_write_agree(workdir: Path, tiny_dream: Path) -> None:
-    common = ["infill", "app.py:5-6", "--model", str(tiny_dream), "--seed", "7", "--allow-errors", "--retries", "0"]
+    common = [
+        "infill",
+        "app.py:5-6",
+        "--model",
+        str(tiny_dream),
+        "--seed",
+        "7",
+        "--allow-errors",
+        "--retries",
+        "0",
+    ]
     diff = dcomplete(*common, cwd=workdir)
     assert diff.returncode == 0, diff.stderr
     assert diff.stdout.startswith("--- a/app.py\n+++ b/app.py\n")
     patched = workdir / "patched"
     patched.mkdir()
     shutil.copy(workdir / "app.py", patched / "app.py")
-    applied = subprocess.run(["patch", "-p1", "--batch"], input=diff.stdout, cwd=patched, capture_output=True,
-                             text=True, check=False)
+    applied = subprocess.run(
+        ["patch", "-p1", "--batch"],
+        input=diff.stdout,
+        cwd=patched,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert applied.returncode == 0, applied.stdout + applied.stderr
 
     as_json = dcomplete(*common, "--json", cwd=workdir)
@@ -139,9 +158,26 @@ def test_killed_write_leaves_the_file_whole(workdir: Path, tiny_dream: Path) -> 
     original = (workdir / "app.py").read_bytes()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(
-        [*COMMAND, "infill", "app.py:5-6", "--model", str(tiny_dream), "--write", "--allow-errors", "-v",
-         "--sampler", "reference", "--steps", "5000", "--length", "600"],
-        cwd=workdir, stderr=subprocess.PIPE, text=True, env=env,
+        [
+            *COMMAND,
+            "infill",
+            "app.py:5-6",
+            "--model",
+            str(tiny_dream),
+            "--write",
+            "--allow-errors",
+            "-v",
+            "--sampler",
+            "reference",
+            "--steps",
+            "5000",
+            "--length",
+            "600",
+        ],
+        cwd=workdir,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     assert process.stderr is not None
     deadline = time.monotonic() + 180
@@ -157,8 +193,19 @@ def test_killed_write_leaves_the_file_whole(workdir: Path, tiny_dream: Path) -> 
 
 
 def test_refactor_patch_applies_and_failed_check_restores(workdir: Path, tiny_dream: Path) -> None:
-    common = ["refactor", "app.py", "holes.py", "--holes", "--lines", "app.py:9", "--model", str(tiny_dream),
-              "--allow-errors", "--retries", "0"]
+    common = [
+        "refactor",
+        "app.py",
+        "holes.py",
+        "--holes",
+        "--lines",
+        "app.py:9",
+        "--model",
+        str(tiny_dream),
+        "--allow-errors",
+        "--retries",
+        "0",
+    ]
     diff = dcomplete(*common, cwd=workdir)
     assert diff.returncode == 0, diff.stderr
     assert "+++ b/app.py" in diff.stdout and "+++ b/holes.py" in diff.stdout
@@ -166,8 +213,9 @@ def test_refactor_patch_applies_and_failed_check_restores(workdir: Path, tiny_dr
     copy.mkdir()
     for name in ("app.py", "holes.py"):
         shutil.copy(workdir / name, copy / name)
-    applied = subprocess.run(["patch", "-p1", "--batch"], input=diff.stdout, cwd=copy, capture_output=True,
-                             text=True, check=False)
+    applied = subprocess.run(
+        ["patch", "-p1", "--batch"], input=diff.stdout, cwd=copy, capture_output=True, text=True, check=False
+    )
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert "<|hole" not in (copy / "holes.py").read_text()
 

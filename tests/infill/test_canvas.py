@@ -24,7 +24,13 @@ def test_one_spot_layout() -> None:
     text = "x = compute()\nprint(x)\n"
     spot = Spot(4, 13, 5, "line")
     canvas = build_canvas(text, [spot], TOKENIZER, SPECIAL, 1024)
-    expected = [SPECIAL.bos_id, *encode("x = "), *[SPECIAL.mask_id] * 5, *encode("\nprint(x)\n"), SPECIAL.eos_id]
+    expected = [
+        SPECIAL.bos_id,
+        *encode("x = "),
+        *[SPECIAL.mask_id] * 5,
+        *encode("\nprint(x)\n"),
+        SPECIAL.eos_id,
+    ]
     assert list(canvas.ids) == expected
     (slot,) = canvas.slots
     assert list(canvas.ids[slot.start : slot.end]) == [SPECIAL.mask_id] * 5
@@ -73,8 +79,13 @@ def test_long_file_keeps_the_lines_nearest_the_spot_alternately() -> None:
 def test_spots_that_cannot_fit_raise() -> None:
     text = "x = 1\n" * 400
     with pytest.raises(ContextOverflow):
-        build_canvas(text, [Spot(0, 1, 2, "line"), Spot(len(text) - 2, len(text) - 1, 2, "line")],
-                     TOKENIZER, SPECIAL, 128)
+        build_canvas(
+            text,
+            [Spot(0, 1, 2, "line"), Spot(len(text) - 2, len(text) - 1, 2, "line")],
+            TOKENIZER,
+            SPECIAL,
+            128,
+        )
 
 
 def test_instruction_header_is_a_comment_block() -> None:

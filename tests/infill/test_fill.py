@@ -35,8 +35,10 @@ def engine(tiny_dream: Path) -> Engine:
 
 
 def body_spots(n_masks: int) -> list[Spot]:
-    return [Spot(s.start + 4, s.end - 1, n_masks, "line") for s in
-            (plan_regenerate(SOURCE, line, line, "python") for line in (2, 6, 10))]
+    return [
+        Spot(s.start + 4, s.end - 1, n_masks, "line")
+        for s in (plan_regenerate(SOURCE, line, line, "python") for line in (2, 6, 10))
+    ]
 
 
 def test_three_spots_run_as_one_denoising_run(engine: Engine) -> None:
@@ -98,8 +100,10 @@ def test_keep_invalid_returns_the_best_attempt(engine: Engine) -> None:
 
 def test_documents_are_batched_into_one_engine_call(engine: Engine) -> None:
     recorder = Recording(engine)
-    jobs = [FillJob(SOURCE, tuple(body_spots(4)[:1]), "python", "a.py"),
-            FillJob(SOURCE, tuple(body_spots(4)[1:]), "python", "b.py")]
+    jobs = [
+        FillJob(SOURCE, tuple(body_spots(4)[:1]), "python", "a.py"),
+        FillJob(SOURCE, tuple(body_spots(4)[1:]), "python", "b.py"),
+    ]
     results = fill_many(recorder, jobs, DenoiseParams(), options=FillOptions(retries=0, keep_invalid=True))
     assert len(recorder.calls) == 1 and len(recorder.calls[0]) == 2
     assert len(results) == 2 and results[1].canvas_ids.count(engine.special.mask_id) == 8

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from infill.holes import find_holes
-from infill.query import BadQuery, function_body_query, spots_from_query
 from infill.languages import get_language
+from infill.query import BadQuery, function_body_query, spots_from_query
 from infill.windows import BODY_TOKENS
 
 SOURCE = '''def parse(line):
