@@ -191,13 +191,17 @@ def fill_many(
     cancel: Callable[[], bool] | None = None,
     options: FillOptions = FillOptions(),
 ) -> list[FillResult]:
-    """Fill every job's spots; one engine batch per round (first fill, then each re-mask round)."""
-    documents = [_Document(job, engine, options) for job in jobs]
-    if not documents:
-        return []
-    results = engine.infill([d.first_request() for d in documents], params, cancel=cancel)
-    for document, result in zip(documents, results):
-        document.absorb(result)
+    """Fill every job's spots; one engine batch per round (first fill, then each re-mask round).
+
+    A job without spots gets an empty result and costs nothing.
+    """
+    from engine import Stats
+
+    documents = [_Document(job, engine, options) for job in jobs if job.spots]
+    if documents:
+        results = engine.infill([d.first_request() for d in documents], params, cancel=cancel)
+        for document, result in zip(documents, results):
+            document.absorb(result)
     for _ in range(options.retries):
         pending = [d for d in documents if d.wants_retry()]
         if not pending:
@@ -205,7 +209,8 @@ def fill_many(
         results = engine.infill([d.retry_request() for d in pending], params, cancel=cancel)
         for document, result in zip(pending, results):
             document.absorb(result)
-    return [d.result() for d in documents]
+    finished = iter(d.result() for d in documents)
+    return [next(finished) if job.spots else FillResult([], [], Stats(), attempts=0) for job in jobs]
 
 
 def fill(

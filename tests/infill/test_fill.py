@@ -112,3 +112,14 @@ def test_documents_are_batched_into_one_engine_call(engine: Engine) -> None:
 def test_cancel_returns_no_edits(engine: Engine) -> None:
     result = fill(engine, SOURCE, body_spots(8), DenoiseParams(), cancel=lambda: True)
     assert result.cancelled and result.edits == []
+
+
+def test_a_document_without_spots_costs_nothing(engine: Engine) -> None:
+    recorder = Recording(engine)
+    jobs = [FillJob(SOURCE, (), "python"), FillJob(SOURCE, tuple(body_spots(3)[:1]), "python")]
+    empty, filled = fill_many(
+        recorder, jobs, DenoiseParams(), options=FillOptions(retries=0, keep_invalid=True)
+    )
+    assert len(recorder.calls) == 1 and len(recorder.calls[0]) == 1
+    assert empty.edits == [] and empty.stats.forward_passes == 0 and not empty.cancelled
+    assert filled.stats.forward_passes > 0
