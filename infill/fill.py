@@ -134,7 +134,7 @@ class _Document:
             spot = slot.spot
             new_text = trim_suffix_echo(shaped.text, text[spot.end :])
             new_text = balance_brackets(text, spot.start, spot.end, new_text, self.spec)
-            reason = drop_reason(new_text, text, spot.end)
+            reason = drop_reason(new_text, text, spot.end, spot.start if spot.start == spot.end else None)
             raws.append((kept, shaped))
             if reason is not None or new_text == text[spot.start : spot.end]:
                 edits.append(None)

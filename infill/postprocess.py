@@ -7,7 +7,8 @@
 3. `trim_suffix_echo`: remove trailing lines that repeat the lines right after the spot.
 4. `balance_brackets`: stop at the first closer that would close a bracket the text after the spot
    already closes (or that matches nothing).
-5. `drop_reason`: a result that is empty or only repeats the text after the spot is dropped.
+5. `drop_reason`: a result that is empty, only repeats the text after the spot, or (for an insertion)
+   starts by repeating the line above is dropped.
 Every filter keeps the result a slice of the decoded span (`Shaped.raw_start`), so a parse error in
 the result maps back to the span's tokens for re-masking (repair.py).
 """
@@ -142,10 +143,16 @@ def balance_brackets(text: str, start: int, end: int, new_text: str, spec: Langu
     return new_text
 
 
-def drop_reason(new_text: str, text: str, end: int) -> str | None:
+def drop_reason(new_text: str, text: str, end: int, start: int | None = None) -> str | None:
+    """Why the result is not worth showing, or None. `start` (insertions only) enables the check
+    against the line above the cursor."""
     stripped = new_text.strip()
     if not stripped:
         return "empty result"
     if text[end:].lstrip().startswith(stripped):
         return "the result repeats the text after the spot"
+    if start is not None:
+        above = [line.strip() for line in text[:start].split("\n")[:-1] if line.strip()]
+        if above and stripped.split("\n", 1)[0].strip() == above[-1]:
+            return "the result repeats the line above"
     return None

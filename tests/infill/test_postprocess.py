@@ -58,6 +58,9 @@ def test_a_result_that_only_repeats_what_follows_is_dropped() -> None:
     assert drop_reason(")", text, 4) is not None
     assert drop_reason("   ", text, 4) == "empty result"
     assert drop_reason("a, b", text, 4) is None
+    body = "def f(x):\n    y = x + 1\n    \n"
+    assert drop_reason("y = x + 1", body, 28, 28) == "the result repeats the line above"
+    assert drop_reason("return y", body, 28, 28) is None
 
 
 def test_closer_that_the_suffix_already_provides_is_cut() -> None:
