@@ -88,6 +88,8 @@ class CommandRunner:
 
         try:
             outcome = await session.run_job(f"{uri}#command", work, on_ticket=progress.attach)
+        except ValueError as error:  # a line range outside the file, an unsupported language
+            raise JsonRpcInvalidParams(f"{title}: {error}") from None
         finally:
             progress.end()
         if outcome is None or outcome.cancelled:
@@ -96,7 +98,8 @@ class CommandRunner:
             self._tell(types.MessageType.Warning, f"{title}: {uri} changed while the model ran; nothing applied")
             return None
         if not outcome.replacements:
-            self._tell(types.MessageType.Info, f"{title}: nothing to fill in {uri}")
+            why = "; ".join(outcome.notes) or "the model had nothing to add"
+            self._tell(types.MessageType.Info, f"{title}: nothing applied to {uri} ({why})")
             return {"applied": False, "spots": 0}
         edit = workspace_edit(uri, version, text, outcome.replacements, session.documents.encoding,
                               versioned=_supports_document_changes(self.server))

@@ -33,6 +33,8 @@ class Outcome:
     replacements: list[Replacement]
     cancelled: bool = False
     seconds: float = 0.0
+    notes: tuple[str, ...] = ()
+    """Why spots got no edit, or doubts about a range (from infill), for the user."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ class InferenceBackend:
                                    cancel=cancel, options=options)
         seconds = time.perf_counter() - started
         return [Outcome([Replacement(e.start, e.end, e.new_text) for e in result.edits], bool(result.cancelled),
-                        seconds) for result in results]
+                        seconds, tuple(result.notes)) for result in results]
 
     def _fill_one(self, text: str, spots: list[Any], settings: Settings, language: str, doc_id: str | None,
                   cancel: CancelCheck, instruction: str | None = None) -> Outcome:
@@ -130,7 +132,11 @@ class InferenceBackend:
 
         self._require_engine()
         started = time.perf_counter()
-        spot = infill.plan_completion(text, offset, language=language)
+        try:
+            spot = infill.plan_completion(text, offset, language=language)
+        except infill.languages.UnsupportedLanguage:
+            logger.warning("no grammar for %s; listed in `languages` but cannot be completed", language)
+            return Outcome([])
         if spot is None:
             return Outcome([])
         rounds: list[tuple[list[Any], int, float]] = [([spot], 0, 0.0)]
@@ -152,9 +158,12 @@ class InferenceBackend:
         """Regenerate whole lines; an instruction goes into the context as a comment block."""
         import infill
 
-        self._require_engine()
-        spot = infill.plan_regenerate(text, start_line, end_line, language)
-        return self._fill_one(text, [spot], settings, language, doc_id, cancel, instruction)
+        engine = self._require_engine()
+        spot = infill.plan_regenerate(text, start_line, end_line, language, tokenizer=engine.tokenizer)
+        outcome = self._fill_one(text, [spot], settings, language, doc_id, cancel, instruction)
+        if spot.warning:
+            return dataclasses.replace(outcome, notes=(spot.warning, *outcome.notes))
+        return outcome
 
     def fill_holes(self, text: str, settings: Settings, language: str, doc_id: str,
                    cancel: CancelCheck) -> Outcome:

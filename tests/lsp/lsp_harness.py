@@ -17,9 +17,36 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pytest_lsp import LanguageClient, make_test_lsp_client
+from pygls.protocol import default_converter
+from pytest_lsp import LanguageClient
+from pytest_lsp.client import register_lsp_features
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def make_one_token_checkpoint(folder: Path, token: str = "x") -> Path:
+    """A tiny Dream checkpoint that writes `token` at every masked position, with near-certainty.
+
+    Built from `engine.testing`'s random checkpoint: attention and MLP outputs are zeroed, so each
+    position's final state is its own embedding; every embedding gets a +1 in dimension 0, and only
+    `token`'s output row reads that dimension. The real loader, engine and infill run unchanged, and
+    "xxxx…" is an identifier, so a filled hole still parses: multi-spot edits become deterministic.
+    """
+    from engine.testing import make_tiny_checkpoint
+    from safetensors.torch import load_file, save_file
+    from tokenizers import Tokenizer
+
+    make_tiny_checkpoint(folder)
+    weights = load_file(str(folder / "model.safetensors"))
+    for name, tensor in weights.items():
+        if name.endswith(("self_attn.o_proj.weight", "mlp.down_proj.weight")):
+            tensor.zero_()
+    weights["model.embed_tokens.weight"][:, 0] = 1.0
+    token_id = Tokenizer.from_file(str(folder / "tokenizer.json")).token_to_id(token)
+    weights["lm_head.weight"].zero_()
+    weights["lm_head.weight"][token_id, 0] = 50.0
+    save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    return folder
 
 
 def capabilities(encodings: list[str] | None = None) -> types.ClientCapabilities:
@@ -95,10 +122,30 @@ class Session:
             types.TEXT_DOCUMENT_INLINE_COMPLETION, self.inline_params(uri, line, character, invoked), msg_id)
 
 
+def _converter() -> Any:
+    """pygls' converter, except that a CodeAction carrying a `command` object stays a CodeAction
+    (lsprotocol 2025.0.0 reads any object with a `command` key as a Command)."""
+    converter = default_converter()
+
+    def code_action_or_command(value: Any, _: type) -> types.Command | types.CodeAction:
+        if isinstance(value.get("command"), str):
+            return converter.structure(value, types.Command)
+        return converter.structure(value, types.CodeAction)
+
+    converter.register_structure_hook(types.Command | types.CodeAction, code_action_or_command)
+    return converter
+
+
+def make_client() -> LanguageClient:
+    client = LanguageClient(converter_factory=_converter)
+    register_lsp_features(client)
+    return client
+
+
 @contextlib.asynccontextmanager
 async def start_server(tmp_path: Path, settings: dict[str, Any], encodings: list[str] | None = None
                        ) -> AsyncIterator[Session]:
-    client = make_test_lsp_client()
+    client = make_client()
     recorded = Recorded()
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
