@@ -123,3 +123,12 @@ def test_a_document_without_spots_costs_nothing(engine: Engine) -> None:
     assert len(recorder.calls) == 1 and len(recorder.calls[0]) == 1
     assert empty.edits == [] and empty.stats.forward_passes == 0 and not empty.cancelled
     assert filled.stats.forward_passes > 0
+
+
+def test_instruction_is_a_comment_block_at_the_top_of_the_canvas(engine: Engine) -> None:
+    options = FillOptions(retries=0, keep_invalid=True, instruction="use pathlib")
+    result = fill(engine, SOURCE, body_spots(3)[:1], DenoiseParams(), options=options)
+    bos = engine.special.bos_id
+    assert result.canvas_ids[0] == bos
+    decoded = engine.tokenizer.decode(result.canvas_ids[1:], clean_up_tokenization_spaces=False)
+    assert decoded.startswith("# Instruction: use pathlib\ndef one(x):\n")
