@@ -29,7 +29,7 @@ EOS = "<|endoftext|>"
 BOS = "<|beginoftext|>"
 MASK = "<|mask|>"
 SPECIAL_TOKENS = (EOS, BOS, MASK)
-DEFAULT_VOCAB = 8192
+DEFAULT_VOCAB = 4096
 TOKENIZER_DIR = CACHE / "tokenizer"
 PIECES = (
     r" ?[\p{L}_][\p{L}\p{N}_]*"  # identifiers and words, with at most one leading space
@@ -90,9 +90,21 @@ def wrap(tok: Tokenizer, model_max_length: int = 512) -> PreTrainedTokenizerFast
 
 def save_tokenizer(tok: Tokenizer, folder: Path, model_max_length: int = 512) -> PreTrainedTokenizerFast:
     hf = wrap(tok, model_max_length)
+    write_tokenizer_files(hf, folder)
+    return hf
+
+
+def write_tokenizer_files(hf: PreTrainedTokenizerFast, folder: Path) -> None:
+    """save_pretrained plus what transformers 5 leaves out but 4.x readers and people look for:
+    a `special_tokens_map.json`, `add_bos_token: false`, and the portable class name."""
     folder.mkdir(parents=True, exist_ok=True)
     hf.save_pretrained(str(folder))
-    return hf
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config.update(tokenizer_class="PreTrainedTokenizerFast", add_bos_token=False, add_eos_token=False)
+    write_json_atomic(config_path, config)
+    special = {"bos_token": BOS, "eos_token": EOS, "pad_token": EOS, "mask_token": MASK}
+    write_json_atomic(folder / "special_tokens_map.json", special)
 
 
 def load_tokenizer(folder: Path = TOKENIZER_DIR) -> PreTrainedTokenizerFast:
