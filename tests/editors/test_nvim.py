@@ -197,3 +197,49 @@ def test_infill_replaces_exactly_the_selected_lines(make_session, source_file: P
         assert change["range"]["start"]["line"] >= INFILL_FIRST - 1, change
         assert change["range"]["end"]["line"] <= INFILL_LAST, change
     ast.parse(session.text())
+
+
+@pytest.mark.slow
+def test_next_asks_the_server_for_alternatives(make_session, source_file: Path) -> None:
+    session = make_session("extmark")
+    session.open(source_file)
+    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
+    before = session.text()
+    wait_for_ghost(session)
+
+    session.nvim.input("<M-]>")
+
+    def invoked_answer() -> dict[str, Any] | None:
+        for entry in session.tap()["inline"]:
+            if entry["params"]["context"]["triggerKind"] == 1 and (entry.get("result") or entry.get("err")):
+                return entry
+        return None
+
+    entry = session.wait_for(invoked_answer, GHOST_TIMEOUT_S, "the answer to the invoked request")
+    assert not entry.get("err"), entry
+    items = [item["insertText"] for item in entry["result"]["items"]]
+    assert items, entry
+    assert len(set(items)) == len(items), "alternatives repeat"
+    session.wait_for(session.visible, 5, "ghost text after cycling")
+    shown = session.lua("return require('dcomplete.render.extmark')._remaining(0)")
+    assert any(text.endswith(shown) for text in items), (shown, items)
+    assert session.text() == before
+
+
+@pytest.mark.slow
+def test_checkhealth_and_statusline(make_session, source_file: Path) -> None:
+    session = make_session("builtin")
+    session.open(source_file)
+    session.nvim.command("checkhealth dcomplete")
+    report = "\n".join(session.nvim.current.buffer[:])
+    assert "ERROR" not in report, report
+    assert "the server command runs" in report, report
+    assert "inline completion advertised" in report, report
+    session.nvim.command("bwipeout")
+    session.nvim.command(f"buffer {source_file}")
+
+    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
+    wait_for_ghost(session)
+    status = session.wait_for(lambda: session.lua("return require('dcomplete').statusline()"), 5,
+                              "a dcomplete/status notification")
+    assert "cpu" in status and "ms" in status, status

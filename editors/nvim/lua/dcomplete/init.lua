@@ -69,6 +69,23 @@ function M.renderer_name(bufnr)
   return renderer_of[bufnr or current_buf()]
 end
 
+--- Short text for a statusline: model, device and last latency, or '' before the server reports.
+function M.statusline()
+  local status = server.status
+  if not status then
+    return ''
+  end
+  local parts = {}
+  if status.model then
+    parts[#parts + 1] = vim.fs.basename((status.model:gsub('[/\\]+$', '')))
+  end
+  parts[#parts + 1] = status.device
+  if status.lastLatencyMs then
+    parts[#parts + 1] = ('%d ms'):format(status.lastLatencyMs)
+  end
+  return table.concat(parts, ' · ')
+end
+
 ---@return dcomplete.Config|nil
 function M.config()
   return config

@@ -3,6 +3,10 @@ local M = {}
 
 M.NAME = 'dcomplete'
 
+--- Latest `dcomplete/status` notification: {model, device, lastLatencyMs}.
+---@type {model?: string, device?: string, lastLatencyMs?: number}|nil
+M.status = nil
+
 ---@param bufnr integer
 ---@return vim.lsp.Client|nil
 function M.client(bufnr)
@@ -36,6 +40,11 @@ function M.start(bufnr, config)
     root_dir = root_dir(bufnr, config.root_markers),
     init_options = { dcomplete = config.settings },
     settings = { dcomplete = config.settings },
+    handlers = {
+      ['dcomplete/status'] = function(_, params)
+        M.status = vim.tbl_extend('force', M.status or {}, params or {})
+      end,
+    },
   }, { bufnr = bufnr })
 end
 
