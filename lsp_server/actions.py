@@ -101,8 +101,9 @@ def has_holes(text: str, language: str) -> bool:
         return False
 
 
-def code_actions(uri: str, selection: types.Range, text: str, language: str,
-                 only: list[str] | None) -> list[types.CodeAction]:
+def code_actions(
+    uri: str, selection: types.Range, text: str, language: str, only: list[str] | None
+) -> list[types.CodeAction]:
     """The actions offered for a selection: regenerate/refactor need a non-empty selection, "fill
     holes" needs at least one hole marker in the file."""
     if only and not any(types.CodeActionKind.RefactorRewrite.value.startswith(kind) for kind in only):
@@ -113,21 +114,32 @@ def code_actions(uri: str, selection: types.Range, text: str, language: str,
     }
     actions = []
     if selection.start != selection.end:
-        actions.append(_command_action("dcomplete: Regenerate selection", REGENERATE_SELECTION,
-                                       {"uri": uri, "range": lsp_range}))
-        actions.append(_command_action("dcomplete: Refactor selection with instruction…", REFACTOR_SELECTION,
-                                       {"uri": uri, "range": lsp_range}))
+        actions.append(
+            _command_action(
+                "dcomplete: Regenerate selection", REGENERATE_SELECTION, {"uri": uri, "range": lsp_range}
+            )
+        )
+        actions.append(
+            _command_action(
+                "dcomplete: Refactor selection with instruction…",
+                REFACTOR_SELECTION,
+                {"uri": uri, "range": lsp_range},
+            )
+        )
     if has_holes(text, language):
         actions.append(_command_action("dcomplete: Fill holes in file", FILL_HOLES, {"uri": uri}))
     return actions
 
 
-def workspace_edit(uri: str, version: int, text: str, replacements: list[Replacement], encoding: Encoding,
-                   versioned: bool) -> types.WorkspaceEdit:
+def workspace_edit(
+    uri: str, version: int, text: str, replacements: list[Replacement], encoding: Encoding, versioned: bool
+) -> types.WorkspaceEdit:
     """One edit carrying every spot. `versioned` (client supports documentChanges) lets the client
     refuse it when the document moved on while the model ran."""
-    edits = [types.TextEdit(to_range(text, r.start, r.end, encoding), r.new_text)
-             for r in sorted(replacements, key=lambda r: r.start)]
+    edits = [
+        types.TextEdit(to_range(text, r.start, r.end, encoding), r.new_text)
+        for r in sorted(replacements, key=lambda r: r.start)
+    ]
     if not versioned:
         return types.WorkspaceEdit(changes={uri: edits})
     document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)

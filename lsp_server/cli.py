@@ -10,9 +10,11 @@ import sys
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dcomplete serve",
-        description="Language server for diffusion-model code completion (stdio by default).")
-    parser.add_argument("--tcp", type=int, metavar="PORT",
-                        help="listen on 127.0.0.1:PORT instead of stdio (for debugging)")
+        description="Language server for diffusion-model code completion (stdio by default).",
+    )
+    parser.add_argument(
+        "--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead of stdio (for debugging)"
+    )
     parser.add_argument("--log-file", metavar="PATH", help="write the server log here (stderr otherwise)")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return parser
@@ -29,8 +31,11 @@ def _use_uvloop() -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
-    logging.basicConfig(handlers=[handler], level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        handlers=[handler],
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     _use_uvloop()
     from .server import build_server
 

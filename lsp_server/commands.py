@@ -15,9 +15,20 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from .actions import (ACCEPTED, FILL_HOLES, REFACTOR_SELECTION, REGENERATE_SELECTION, AcceptedArgs,
-                      BadCommandArguments, FillHolesArgs, RefactorArgs, RegenerateArgs, parse_arguments,
-                      selected_lines, workspace_edit)
+from .actions import (
+    ACCEPTED,
+    FILL_HOLES,
+    REFACTOR_SELECTION,
+    REGENERATE_SELECTION,
+    AcceptedArgs,
+    BadCommandArguments,
+    FillHolesArgs,
+    RefactorArgs,
+    RegenerateArgs,
+    parse_arguments,
+    selected_lines,
+    workspace_edit,
+)
 from .inference import Outcome
 from .scheduler import CancelCheck, Ticket
 
@@ -50,30 +61,41 @@ class CommandRunner:
         args: RegenerateArgs = _parse(REGENERATE_SELECTION, arguments, RegenerateArgs)
         first, last = selected_lines(args.range)
         return await self._fill_and_apply(
-            args.uri, "Regenerate selection",
+            args.uri,
+            "Regenerate selection",
             lambda backend, text, settings, language, cancel: backend.regenerate(
-                text, first, last, settings, language, args.uri, cancel))
+                text, first, last, settings, language, args.uri, cancel
+            ),
+        )
 
     async def fill_holes(self, arguments: tuple[object, ...]) -> dict[str, Any] | None:
         args: FillHolesArgs = _parse(FILL_HOLES, arguments, FillHolesArgs)
         return await self._fill_and_apply(
-            args.uri, "Fill holes",
+            args.uri,
+            "Fill holes",
             lambda backend, text, settings, language, cancel: backend.fill_holes(
-                text, settings, language, args.uri, cancel))
+                text, settings, language, args.uri, cancel
+            ),
+        )
 
     async def refactor_selection(self, arguments: tuple[object, ...]) -> dict[str, Any] | None:
         args: RefactorArgs = _parse(REFACTOR_SELECTION, arguments, RefactorArgs)
         if not args.instruction.strip():
             raise JsonRpcInvalidParams(
-                f"{REFACTOR_SELECTION} needs an `instruction` (the editor plugin asks the user for it)")
+                f"{REFACTOR_SELECTION} needs an `instruction` (the editor plugin asks the user for it)"
+            )
         first, last = selected_lines(args.range)
         return await self._fill_and_apply(
-            args.uri, "Refactor selection",
+            args.uri,
+            "Refactor selection",
             lambda backend, text, settings, language, cancel: backend.regenerate(
-                text, first, last, settings, language, args.uri, cancel, instruction=args.instruction))
+                text, first, last, settings, language, args.uri, cancel, instruction=args.instruction
+            ),
+        )
 
-    async def _fill_and_apply(self, uri: str, title: str,
-                              fill: Callable[..., Outcome]) -> dict[str, Any] | None:
+    async def _fill_and_apply(
+        self, uri: str, title: str, fill: Callable[..., Outcome]
+    ) -> dict[str, Any] | None:
         """Run `fill` on a snapshot of the document and apply every spot in one edit.
 
         Returns {"applied": bool, "spots": n}, or None when cancelled or nothing was generated."""
@@ -95,16 +117,25 @@ class CommandRunner:
         if outcome is None or outcome.cancelled:
             return None
         if document.version != version or session.documents.get(uri) is not document:
-            self._tell(types.MessageType.Warning, f"{title}: {uri} changed while the model ran; nothing applied")
+            self._tell(
+                types.MessageType.Warning, f"{title}: {uri} changed while the model ran; nothing applied"
+            )
             return None
         if not outcome.replacements:
             why = "; ".join(outcome.notes) or "the model had nothing to add"
             self._tell(types.MessageType.Info, f"{title}: nothing applied to {uri} ({why})")
             return {"applied": False, "spots": 0}
-        edit = workspace_edit(uri, version, text, outcome.replacements, session.documents.encoding,
-                              versioned=_supports_document_changes(self.server))
+        edit = workspace_edit(
+            uri,
+            version,
+            text,
+            outcome.replacements,
+            session.documents.encoding,
+            versioned=_supports_document_changes(self.server),
+        )
         result = await self.server.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=edit, label=f"dcomplete: {title}"))
+            types.ApplyWorkspaceEditParams(edit=edit, label=f"dcomplete: {title}")
+        )
         return {"applied": bool(result and result.applied), "spots": len(outcome.replacements)}
 
     def _tell(self, kind: types.MessageType, message: str) -> None:
@@ -136,8 +167,12 @@ class _Progress:
             return cls(server, None)
         token = f"dcomplete-{uuid.uuid4().hex[:12]}"
         await server.work_done_progress.create_async(token)
-        server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-            title=f"dcomplete: {title}", cancellable=True, message="waiting for the model"))
+        server.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(
+                title=f"dcomplete: {title}", cancellable=True, message="waiting for the model"
+            ),
+        )
         return cls(server, token)
 
     def attach(self, ticket: Ticket) -> None:
@@ -162,7 +197,8 @@ class _Progress:
     def _report(self, steps: int) -> None:
         if self.token is not None:
             self.server.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=f"denoising step {steps}"))
+                self.token, types.WorkDoneProgressReport(message=f"denoising step {steps}")
+            )
 
     def end(self) -> None:
         if self.token is not None:

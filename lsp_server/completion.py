@@ -44,8 +44,12 @@ class Suggestion:
     insert_text: str
 
 
-def build_query(text: str, position: types.Position, encoding: Encoding,
-                selected: types.SelectedCompletionInfo | None = None) -> CompletionQuery:
+def build_query(
+    text: str,
+    position: types.Position,
+    encoding: Encoding,
+    selected: types.SelectedCompletionInfo | None = None,
+) -> CompletionQuery:
     cursor = offset_at(text, position.line, position.character, encoding)
     if selected is None:
         return CompletionQuery(text, text, cursor)
@@ -101,39 +105,52 @@ def new_item_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def inline_items(uri: str, query: CompletionQuery, suggestions: list[Suggestion], encoding: Encoding,
-                 item_ids: list[str]) -> list[types.InlineCompletionItem]:
+def inline_items(
+    uri: str, query: CompletionQuery, suggestions: list[Suggestion], encoding: Encoding, item_ids: list[str]
+) -> list[types.InlineCompletionItem]:
     return [
         types.InlineCompletionItem(
             insert_text=suggestion.insert_text,
             range=to_range(query.document_text, suggestion.start, suggestion.end, encoding),
-            command=types.Command(title="dcomplete: accepted", command=ACCEPT_COMMAND,
-                                  arguments=[{"uri": uri, "itemId": item_id}]),
+            command=types.Command(
+                title="dcomplete: accepted",
+                command=ACCEPT_COMMAND,
+                arguments=[{"uri": uri, "itemId": item_id}],
+            ),
         )
         for suggestion, item_id in zip(suggestions, item_ids, strict=True)
     ]
 
 
-def fallback_items(uri: str, query: CompletionQuery, suggestions: list[Suggestion], encoding: Encoding,
-                   item_ids: list[str]) -> list[types.CompletionItem]:
+def fallback_items(
+    uri: str, query: CompletionQuery, suggestions: list[Suggestion], encoding: Encoding, item_ids: list[str]
+) -> list[types.CompletionItem]:
     """`textDocument/completion` items for clients without inline completion: the label is the first
     line, the text edit inserts everything."""
     items = []
     for rank, (suggestion, item_id) in enumerate(zip(suggestions, item_ids, strict=True)):
         label = _one_line(suggestion.insert_text).strip() or suggestion.insert_text.strip()
-        items.append(types.CompletionItem(
-            label=label[:80],
-            kind=types.CompletionItemKind.Text,
-            detail="dcomplete",
-            documentation=types.MarkupContent(types.MarkupKind.Markdown,
-                                              f"```\n{suggestion.insert_text}\n```"),
-            filter_text=suggestion.insert_text,
-            sort_text=f"0{rank}",
-            preselect=rank == 0,
-            insert_text_format=types.InsertTextFormat.PlainText,
-            text_edit=types.TextEdit(to_range(query.document_text, suggestion.start, suggestion.end, encoding),
-                                     suggestion.insert_text),
-            command=types.Command(title="dcomplete: accepted", command=ACCEPT_COMMAND,
-                                  arguments=[{"uri": uri, "itemId": item_id}]),
-        ))
+        items.append(
+            types.CompletionItem(
+                label=label[:80],
+                kind=types.CompletionItemKind.Text,
+                detail="dcomplete",
+                documentation=types.MarkupContent(
+                    types.MarkupKind.Markdown, f"```\n{suggestion.insert_text}\n```"
+                ),
+                filter_text=suggestion.insert_text,
+                sort_text=f"0{rank}",
+                preselect=rank == 0,
+                insert_text_format=types.InsertTextFormat.PlainText,
+                text_edit=types.TextEdit(
+                    to_range(query.document_text, suggestion.start, suggestion.end, encoding),
+                    suggestion.insert_text,
+                ),
+                command=types.Command(
+                    title="dcomplete: accepted",
+                    command=ACCEPT_COMMAND,
+                    arguments=[{"uri": uri, "itemId": item_id}],
+                ),
+            )
+        )
     return items

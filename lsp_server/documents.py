@@ -14,7 +14,6 @@ import tree_sitter
 
 from .positions import Encoding, byte_point, end_point_after, offset_at
 
-
 _PARSERS: dict[str, tree_sitter.Parser | None] = {}
 
 

@@ -45,12 +45,18 @@ class FeedbackLog:
     def _write(self, event: dict[str, object]) -> None:
         if self._broken:
             return
-        record = {"time": round(time.time(), 3), **event, "accepted": self.accepted, "rejected": self.rejected}
+        record = {
+            "time": round(time.time(), 3),
+            **event,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+        }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as log:
                 log.write(json.dumps(record) + "\n")
         except OSError as error:
             self._broken = True
-            logger.warning("feedback log %s is not writable (%s); accept/reject counts stay in memory",
-                           self.path, error)
+            logger.warning(
+                "feedback log %s is not writable (%s); accept/reject counts stay in memory", self.path, error
+            )

@@ -75,8 +75,9 @@ class InferenceBackend:
             self.device_name = "none"
             return self.failure
         self.device_name = str(getattr(self._engine, "device", settings.device))
-        logger.info("loaded model %s on %s in %.1fs", settings.model, self.device_name,
-                    time.perf_counter() - started)
+        logger.info(
+            "loaded model %s on %s in %.1fs", settings.model, self.device_name, time.perf_counter() - started
+        )
         return None
 
     def forget(self, doc_id: str) -> None:
@@ -95,11 +96,20 @@ class InferenceBackend:
 
         if settings.steps:
             return DenoiseParams(steps=settings.steps, rule="reference", temperature=temperature, seed=seed)
-        return DenoiseParams(rule="threshold", threshold=settings.threshold, temperature=temperature, seed=seed)
+        return DenoiseParams(
+            rule="threshold", threshold=settings.threshold, temperature=temperature, seed=seed
+        )
 
-    def _fill(self, jobs: list[tuple[str, list[Any], str | None]], settings: Settings, language: str,
-              cancel: CancelCheck, seed: int = 0, temperature: float = 0.0,
-              instruction: str | None = None) -> list[Outcome]:
+    def _fill(
+        self,
+        jobs: list[tuple[str, list[Any], str | None]],
+        settings: Settings,
+        language: str,
+        cancel: CancelCheck,
+        seed: int = 0,
+        temperature: float = 0.0,
+        instruction: str | None = None,
+    ) -> list[Outcome]:
         """Fill several (text, spots, doc_id) jobs in one engine batch.
 
         `maxTokens` caps each spot's masks; for one-spot jobs it also caps how far the engine may grow
@@ -107,24 +117,54 @@ class InferenceBackend:
         import infill
 
         started = time.perf_counter()
-        fill_jobs = [infill.FillJob(text, tuple(_capped(s, settings.max_tokens) for s in spots), language, doc_id)
-                     for text, spots, doc_id in jobs]
+        fill_jobs = [
+            infill.FillJob(text, tuple(_capped(s, settings.max_tokens) for s in spots), language, doc_id)
+            for text, spots, doc_id in jobs
+        ]
         max_grow = None
         if all(len(job.spots) == 1 for job in fill_jobs):
             max_grow = max(0, settings.max_tokens - max(job.spots[0].n_masks for job in fill_jobs))
         options = infill.FillOptions(instruction=instruction, max_grow=max_grow)
-        results = infill.fill_many(self._require_engine(), fill_jobs, self._params(settings, seed, temperature),
-                                   cancel=cancel, options=options)
+        results = infill.fill_many(
+            self._require_engine(),
+            fill_jobs,
+            self._params(settings, seed, temperature),
+            cancel=cancel,
+            options=options,
+        )
         seconds = time.perf_counter() - started
-        return [Outcome([Replacement(e.start, e.end, e.new_text) for e in result.edits], bool(result.cancelled),
-                        seconds, tuple(result.notes)) for result in results]
+        return [
+            Outcome(
+                [Replacement(e.start, e.end, e.new_text) for e in result.edits],
+                bool(result.cancelled),
+                seconds,
+                tuple(result.notes),
+            )
+            for result in results
+        ]
 
-    def _fill_one(self, text: str, spots: list[Any], settings: Settings, language: str, doc_id: str | None,
-                  cancel: CancelCheck, instruction: str | None = None) -> Outcome:
+    def _fill_one(
+        self,
+        text: str,
+        spots: list[Any],
+        settings: Settings,
+        language: str,
+        doc_id: str | None,
+        cancel: CancelCheck,
+        instruction: str | None = None,
+    ) -> Outcome:
         return self._fill([(text, spots, doc_id)], settings, language, cancel, instruction=instruction)[0]
 
-    def complete(self, text: str, offset: int, settings: Settings, language: str, doc_id: str,
-                 alternatives: int, cancel: CancelCheck) -> Outcome:
+    def complete(
+        self,
+        text: str,
+        offset: int,
+        settings: Settings,
+        language: str,
+        doc_id: str,
+        alternatives: int,
+        cancel: CancelCheck,
+    ) -> Outcome:
         """Up to `alternatives` different completions at `offset`, deduplicated; empty when there is
         nothing to complete there. The first is greedy at the planned length; alternatives come from
         other lengths (one batch), then from sampling with other seeds."""
@@ -141,7 +181,11 @@ class InferenceBackend:
             return Outcome([])
         rounds: list[tuple[list[Any], int, float]] = [([spot], 0, 0.0)]
         if alternatives > 1:
-            rounds = [([spot, _resized(spot, 2.0), _resized(spot, 0.5)], 0, 0.0), ([spot], 1, 0.8), ([spot], 2, 0.8)]
+            rounds = [
+                ([spot, _resized(spot, 2.0), _resized(spot, 0.5)], 0, 0.0),
+                ([spot], 1, 0.8),
+                ([spot], 2, 0.8),
+            ]
         found: list[Replacement] = []
         for variants, seed, temperature in rounds:
             if len(found) >= alternatives:
@@ -153,8 +197,17 @@ class InferenceBackend:
                 found.extend(r for r in outcome.replacements if r not in found)
         return Outcome(found[:alternatives], False, time.perf_counter() - started)
 
-    def regenerate(self, text: str, start_line: int, end_line: int, settings: Settings, language: str,
-                   doc_id: str, cancel: CancelCheck, instruction: str | None = None) -> Outcome:
+    def regenerate(
+        self,
+        text: str,
+        start_line: int,
+        end_line: int,
+        settings: Settings,
+        language: str,
+        doc_id: str,
+        cancel: CancelCheck,
+        instruction: str | None = None,
+    ) -> Outcome:
         """Regenerate whole lines; an instruction goes into the context as a comment block."""
         import infill
 
@@ -165,8 +218,9 @@ class InferenceBackend:
             return dataclasses.replace(outcome, notes=(spot.warning, *outcome.notes))
         return outcome
 
-    def fill_holes(self, text: str, settings: Settings, language: str, doc_id: str,
-                   cancel: CancelCheck) -> Outcome:
+    def fill_holes(
+        self, text: str, settings: Settings, language: str, doc_id: str, cancel: CancelCheck
+    ) -> Outcome:
         """Every hole marker of the file in one canvas."""
         import infill
 

@@ -58,7 +58,9 @@ class InferenceScheduler:
         self._latest[key] = ticket
         return ticket
 
-    async def run(self, ticket: Ticket, work: Callable[[CancelCheck], T], debounce_s: float = 0.0) -> T | None:
+    async def run(
+        self, ticket: Ticket, work: Callable[[CancelCheck], T], debounce_s: float = 0.0
+    ) -> T | None:
         """Run `work(cancel)` on the worker; None when the ticket was cancelled before or during it.
 
         Raises `asyncio.CancelledError` when the awaiting task is cancelled, after cancelling the ticket.

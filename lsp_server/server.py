@@ -42,7 +42,9 @@ def build_server() -> DcompleteServer:
         ls.session.shutdown()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: DcompleteServer, params: types.DidChangeConfigurationParams) -> None:
+    async def did_change_configuration(
+        ls: DcompleteServer, params: types.DidChangeConfigurationParams
+    ) -> None:
         await ls.session.change_configuration(params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -59,19 +61,26 @@ def build_server() -> DcompleteServer:
 
     # pygls advertises inlineCompletionProvider only when options are given.
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
-    async def inline_completion(ls: DcompleteServer,
-                                params: types.InlineCompletionParams) -> types.InlineCompletionList:
+    async def inline_completion(
+        ls: DcompleteServer, params: types.InlineCompletionParams
+    ) -> types.InlineCompletionList:
         return await ls.session.inline_completion(params)
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(resolve_provider=False))
     async def completion(ls: DcompleteServer, params: types.CompletionParams) -> types.CompletionList:
         return await ls.session.completion(params)
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.RefactorRewrite], resolve_provider=False))
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.RefactorRewrite], resolve_provider=False
+        ),
+    )
     def code_action(ls: DcompleteServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         document = ls.session.document(params.text_document.uri)
-        return code_actions(document.uri, params.range, document.text, document.language_id, params.context.only)
+        return code_actions(
+            document.uri, params.range, document.text, document.language_id, params.context.only
+        )
 
     @server.command(REGENERATE_SELECTION)
     async def regenerate_selection(ls: DcompleteServer, *arguments: Any) -> Any:

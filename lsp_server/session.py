@@ -15,8 +15,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from .completion import (CompletionQuery, Suggestion, build_query, fallback_items, inline_items, new_item_id,
-                         to_suggestion)
+from .completion import (
+    CompletionQuery,
+    Suggestion,
+    build_query,
+    fallback_items,
+    inline_items,
+    new_item_id,
+    to_suggestion,
+)
 from .documents import Document, DocumentStore, TextChange, UnknownDocument
 from .feedback import FeedbackLog
 from .inference import InferenceBackend, LoadFailure, Outcome
@@ -60,9 +67,13 @@ class Session:
 
     async def change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
         raw = params.settings
-        if not (isinstance(raw, dict) and isinstance(raw.get(SECTION), dict)) and self._can_pull_configuration():
+        if (
+            not (isinstance(raw, dict) and isinstance(raw.get(SECTION), dict))
+            and self._can_pull_configuration()
+        ):
             pulled = await self.server.workspace_configuration_async(
-                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
+                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+            )
             raw = pulled[0] if pulled else None
         previous = self.settings
         self.settings, problems = parse_settings(raw, base=previous)
@@ -88,8 +99,10 @@ class Session:
         if failure == self._shown_failure:
             return
         self._shown_failure = failure
-        message = (f"dcomplete could not load the model `{failure.spec}` ({failure.message}); "
-                   "completions stay empty until the `dcomplete.model` setting changes")
+        message = (
+            f"dcomplete could not load the model `{failure.spec}` ({failure.message}); "
+            "completions stay empty until the `dcomplete.model` setting changes"
+        )
         self.server.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
 
     def shutdown(self) -> None:
@@ -103,9 +116,13 @@ class Session:
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         changes = [
-            TextChange(change.text, (change.range.start.line, change.range.start.character),
-                       (change.range.end.line, change.range.end.character))
-            if isinstance(change, types.TextDocumentContentChangePartial) else TextChange(change.text)
+            TextChange(
+                change.text,
+                (change.range.start.line, change.range.start.character),
+                (change.range.end.line, change.range.end.character),
+            )
+            if isinstance(change, types.TextDocumentContentChangePartial)
+            else TextChange(change.text)
             for change in params.content_changes
         ]
         self.documents.change(params.text_document.uri, params.text_document.version, changes)
@@ -133,8 +150,13 @@ class Session:
             if len(self._cancelled_early) > 256:
                 del self._cancelled_early[next(iter(self._cancelled_early))]
 
-    async def run_job(self, key: str, work: Callable[[CancelCheck], T], debounce_s: float = 0.0,
-                      on_ticket: Callable[[Ticket], None] | None = None) -> T | None:
+    async def run_job(
+        self,
+        key: str,
+        work: Callable[[CancelCheck], T],
+        debounce_s: float = 0.0,
+        on_ticket: Callable[[Ticket], None] | None = None,
+    ) -> T | None:
         """Run model work for `key` (supersedes the previous job on it); None when it was cancelled,
         superseded, or the model is unavailable (reported once)."""
         ticket = self.scheduler.ticket(key)
@@ -162,8 +184,14 @@ class Session:
 
     # -- completion -------------------------------------------------------------------------------
 
-    async def _suggest(self, uri: str, position: types.Position, automatic: bool, alternatives: int,
-                       selected: types.SelectedCompletionInfo | None) -> tuple[CompletionQuery, list[Suggestion]]:
+    async def _suggest(
+        self,
+        uri: str,
+        position: types.Position,
+        automatic: bool,
+        alternatives: int,
+        selected: types.SelectedCompletionInfo | None,
+    ) -> tuple[CompletionQuery, list[Suggestion]]:
         """Automatic requests are debounced; invoked ones (a user gesture) start at once."""
         document = self.document(uri)
         settings = self.settings
@@ -175,8 +203,9 @@ class Session:
         started = time.perf_counter()
 
         def work(cancel: CancelCheck) -> Outcome:
-            return self.backend.complete(query.text, query.offset, settings, document.language_id, uri,
-                                         alternatives, cancel)
+            return self.backend.complete(
+                query.text, query.offset, settings, document.language_id, uri, alternatives, cancel
+            )
 
         outcome = await self.run_job(uri, work, debounce_s)
         if outcome is None or outcome.cancelled or document.version != version:
@@ -194,28 +223,36 @@ class Session:
         automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
         uri = params.text_document.uri
         alternatives = 1 if automatic else INVOKED_ALTERNATIVES
-        query, suggestions = await self._suggest(uri, params.position, automatic, alternatives,
-                                                 params.context.selected_completion_info)
+        query, suggestions = await self._suggest(
+            uri, params.position, automatic, alternatives, params.context.selected_completion_info
+        )
         item_ids = [new_item_id() for _ in suggestions]
         if suggestions:
             self.feedback.offered(uri, item_ids)
         return types.InlineCompletionList(
-            items=inline_items(uri, query, suggestions, self.documents.encoding, item_ids))
+            items=inline_items(uri, query, suggestions, self.documents.encoding, item_ids)
+        )
 
     async def completion(self, params: types.CompletionParams) -> types.CompletionList:
         uri = params.text_document.uri
-        automatic = params.context is None or params.context.trigger_kind != types.CompletionTriggerKind.Invoked
+        automatic = (
+            params.context is None or params.context.trigger_kind != types.CompletionTriggerKind.Invoked
+        )
         query, suggestions = await self._suggest(uri, params.position, automatic, 1, selected=None)
         item_ids = [new_item_id() for _ in suggestions]
         if suggestions:
             self.feedback.offered(uri, item_ids)
         return types.CompletionList(
             is_incomplete=True,
-            items=fallback_items(uri, query, suggestions, self.documents.encoding, item_ids))
+            items=fallback_items(uri, query, suggestions, self.documents.encoding, item_ids),
+        )
 
     def _notify_status(self) -> None:
-        self.server.protocol.notify(STATUS_NOTIFICATION, {
-            "model": self.settings.model,
-            "device": self.backend.device_name,
-            "lastLatencyMs": self.last_latency_ms,
-        })
+        self.server.protocol.notify(
+            STATUS_NOTIFICATION,
+            {
+                "model": self.settings.model,
+                "device": self.backend.device_name,
+                "lastLatencyMs": self.last_latency_ms,
+            },
+        )

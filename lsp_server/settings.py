@@ -18,7 +18,7 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
     """What the client may configure; field docs are the settings table of the README."""
 
     model: str = "default"
-    """Checkpoint: "default" (bundled), a folder, or a Hugging Face repo id already in the local cache."""
+    """Checkpoint: "default" (bundled), a folder, or a Hugging Face repo id."""
     device: str = "auto"
     """"auto", "cpu", "cuda", "cuda:1", "mps"."""
     steps: Annotated[int, msgspec.Meta(ge=0, le=4096)] = 0

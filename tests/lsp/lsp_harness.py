@@ -32,9 +32,10 @@ def make_one_token_checkpoint(folder: Path, token: str = "x") -> Path:
     `token`'s output row reads that dimension. The real loader, engine and infill run unchanged, and
     "xxxx…" is an identifier, so a filled hole still parses: multi-spot edits become deterministic.
     """
-    from engine.testing import make_tiny_checkpoint
     from safetensors.torch import load_file, save_file
     from tokenizers import Tokenizer
+
+    from engine.testing import make_tiny_checkpoint
 
     make_tiny_checkpoint(folder)
     weights = load_file(str(folder / "model.safetensors"))
@@ -58,16 +59,21 @@ def capabilities(encodings: list[str] | None = None) -> types.ClientCapabilities
             inline_completion=types.InlineCompletionClientCapabilities(),
             completion=types.CompletionClientCapabilities(
                 completion_item=types.ClientCompletionItemOptions(
-                    documentation_format=[types.MarkupKind.Markdown],
-                    preselect_support=True)),
+                    documentation_format=[types.MarkupKind.Markdown], preselect_support=True
+                )
+            ),
             code_action=types.CodeActionClientCapabilities(
                 code_action_literal_support=types.ClientCodeActionLiteralOptions(
                     code_action_kind=types.ClientCodeActionKindOptions(
-                        value_set=[types.CodeActionKind.RefactorRewrite]))),
+                        value_set=[types.CodeActionKind.RefactorRewrite]
+                    )
+                )
+            ),
         ),
         window=types.WindowClientCapabilities(work_done_progress=True),
         workspace=types.WorkspaceClientCapabilities(
             apply_edit=True,
+            configuration=True,
             workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
             execute_command=types.ExecuteCommandClientCapabilities(),
         ),
@@ -94,32 +100,53 @@ class Session:
     version: int = 1
 
     async def open(self, uri: str, text: str) -> None:
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
-            types.TextDocumentItem(uri=uri, language_id="python", version=self.version, text=text)))
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id="python", version=self.version, text=text)
+            )
+        )
 
     async def edit(self, uri: str, start: tuple[int, int], end: tuple[int, int], text: str) -> None:
         self.version += 1
         change = types.TextDocumentContentChangePartial(
-            range=types.Range(types.Position(*start), types.Position(*end)), text=text)
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(uri=uri, version=self.version), [change]))
+            range=types.Range(types.Position(*start), types.Position(*end)), text=text
+        )
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=self.version), [change]
+            )
+        )
 
     def configure(self, **settings: Any) -> None:
         self.client.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(settings={"dcomplete": settings}))
+            types.DidChangeConfigurationParams(settings={"dcomplete": settings})
+        )
 
-    def inline_params(self, uri: str, line: int, character: int, invoked: bool = True,
-                      selected: types.SelectedCompletionInfo | None = None) -> types.InlineCompletionParams:
-        kind = types.InlineCompletionTriggerKind.Invoked if invoked else types.InlineCompletionTriggerKind.Automatic
+    def inline_params(
+        self,
+        uri: str,
+        line: int,
+        character: int,
+        invoked: bool = True,
+        selected: types.SelectedCompletionInfo | None = None,
+    ) -> types.InlineCompletionParams:
+        kind = (
+            types.InlineCompletionTriggerKind.Invoked
+            if invoked
+            else types.InlineCompletionTriggerKind.Automatic
+        )
         return types.InlineCompletionParams(
             context=types.InlineCompletionContext(trigger_kind=kind, selected_completion_info=selected),
             text_document=types.TextDocumentIdentifier(uri=uri),
-            position=types.Position(line=line, character=character))
+            position=types.Position(line=line, character=character),
+        )
 
-    async def inline(self, uri: str, line: int, character: int, invoked: bool = True,
-                     msg_id: str | None = None) -> Any:
+    async def inline(
+        self, uri: str, line: int, character: int, invoked: bool = True, msg_id: str | None = None
+    ) -> Any:
         return await self.client.protocol.send_request_async(
-            types.TEXT_DOCUMENT_INLINE_COMPLETION, self.inline_params(uri, line, character, invoked), msg_id)
+            types.TEXT_DOCUMENT_INLINE_COMPLETION, self.inline_params(uri, line, character, invoked), msg_id
+        )
 
 
 def _converter() -> Any:
@@ -143,8 +170,9 @@ def make_client() -> LanguageClient:
 
 
 @contextlib.asynccontextmanager
-async def start_server(tmp_path: Path, settings: dict[str, Any], encodings: list[str] | None = None
-                       ) -> AsyncIterator[Session]:
+async def start_server(
+    tmp_path: Path, settings: dict[str, Any], encodings: list[str] | None = None
+) -> AsyncIterator[Session]:
     client = make_client()
     recorded = Recorded()
 
@@ -161,9 +189,16 @@ async def start_server(tmp_path: Path, settings: dict[str, Any], encodings: list
     env = {**os.environ, "XDG_STATE_HOME": str(state_dir), "PYTHONPATH": str(REPO)}
     await client.start_io(sys.executable, "-m", "lsp_server", env=env, cwd=str(REPO))
     try:
-        init = await asyncio.wait_for(client.initialize_session(types.InitializeParams(
-            capabilities=capabilities(encodings), initialization_options={"dcomplete": settings},
-            root_uri=tmp_path.as_uri())), 60)
+        init = await asyncio.wait_for(
+            client.initialize_session(
+                types.InitializeParams(
+                    capabilities=capabilities(encodings),
+                    initialization_options={"dcomplete": settings},
+                    root_uri=tmp_path.as_uri(),
+                )
+            ),
+            60,
+        )
         yield Session(client, recorded, init, state_dir)
         await asyncio.wait_for(client.shutdown_session(), 30)
     finally:
@@ -190,8 +225,14 @@ class RawConnection:
     async def start(cls, tmp_path: Path) -> RawConnection:
         env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "PYTHONPATH": str(REPO)}
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "lsp_server", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            env=env, cwd=str(REPO))
+            sys.executable,
+            "-m",
+            "lsp_server",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+            cwd=str(REPO),
+        )
         return cls(process)
 
     def send(self, message: dict[str, Any]) -> None:

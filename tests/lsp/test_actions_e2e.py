@@ -8,14 +8,13 @@ filled hole parses and the number of spots in the edit is known in advance.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
 import tree_sitter
 import tree_sitter_python
-from lsprotocol import types
 from lsp_harness import Session, make_one_token_checkpoint, start_server, wait_until
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -41,7 +40,9 @@ def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
 
     def offset(position: types.Position) -> int:
         line = lines[position.line]
-        return offsets[position.line] + len(line.encode("utf-16-le")[: position.character * 2].decode("utf-16-le"))
+        return offsets[position.line] + len(
+            line.encode("utf-16-le")[: position.character * 2].decode("utf-16-le")
+        )
 
     for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
         text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
@@ -66,9 +67,13 @@ def whole_file() -> types.Range:
 
 
 async def code_actions(server: Session, selection: types.Range) -> dict[str, types.CodeAction]:
-    actions = await server.client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=URI), range=selection,
-        context=types.CodeActionContext(diagnostics=[])))
+    actions = await server.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI),
+            range=selection,
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
     return {action.command.command: action for action in actions or [] if action.command}
 
 
@@ -79,7 +84,11 @@ async def run(server: Session, command: types.Command, msg_id: str | None = None
 
 async def test_fill_holes_applies_every_spot_in_one_edit(server: Session) -> None:
     actions = await code_actions(server, whole_file())
-    assert set(actions) == {"dcomplete.regenerateSelection", "dcomplete.refactorSelection", "dcomplete.fillHoles"}
+    assert set(actions) == {
+        "dcomplete.regenerateSelection",
+        "dcomplete.refactorSelection",
+        "dcomplete.fillHoles",
+    }
     edits_before = len(server.recorded.edits)
     result = await asyncio.wait_for(run(server, actions["dcomplete.fillHoles"].command), 60)
     assert result == {"applied": True, "spots": 2}
@@ -87,8 +96,10 @@ async def test_fill_holes_applies_every_spot_in_one_edit(server: Session) -> Non
     [document_edit] = server.recorded.edits[-1].edit.document_changes
     assert document_edit.text_document.uri == URI and document_edit.text_document.version == 1
     lines = TEXT.split("\n")
-    assert [(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character)
-            for e in document_edit.edits] == [(n, 4, n, len(lines[n])) for n in HOLE_LINES]
+    assert [
+        (e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character)
+        for e in document_edit.edits
+    ] == [(n, 4, n, len(lines[n])) for n in HOLE_LINES]
     filled = apply_edits(TEXT, list(document_edit.edits))
     assert "<|hole" not in filled and parses(filled)
 

@@ -28,8 +28,15 @@ def _node_summary(node) -> list[tuple[str, int, int, tuple[int, int], tuple[int,
     stack = [node]
     while stack:
         current = stack.pop()
-        out.append((current.type, current.start_byte, current.end_byte,
-                    tuple(current.start_point), tuple(current.end_point)))
+        out.append(
+            (
+                current.type,
+                current.start_byte,
+                current.end_byte,
+                tuple(current.start_point),
+                tuple(current.end_point),
+            )
+        )
         stack.extend(reversed(current.children))
     return out
 
@@ -60,11 +67,15 @@ def test_incremental_tree_equals_fresh_parse(encoding: str) -> None:
 def test_several_changes_in_one_notification_apply_in_order() -> None:
     store = DocumentStore()
     document = store.open("file:///t.py", "python", 1, "a = '😀'\n")
-    store.change("file:///t.py", 2, [
-        TextChange("b", (0, 0), (0, 1)),           # a -> b
-        TextChange("你", (0, 5), (0, 7)),           # the emoji is two UTF-16 units
-        TextChange("x = 2\n", (1, 0), (1, 0)),
-    ])
+    store.change(
+        "file:///t.py",
+        2,
+        [
+            TextChange("b", (0, 0), (0, 1)),  # a -> b
+            TextChange("你", (0, 5), (0, 7)),  # the emoji is two UTF-16 units
+            TextChange("x = 2\n", (1, 0), (1, 0)),
+        ],
+    )
     assert document.text == "b = '你'\nx = 2\n"
     assert str(document.tree.root_node) == str(document.parse_fresh().root_node)
     store.change("file:///t.py", 3, [TextChange("print(1)\n")])
@@ -73,7 +84,11 @@ def test_several_changes_in_one_notification_apply_in_order() -> None:
 
 def test_positions_count_code_units_of_the_encoding() -> None:
     line = "s = '😀你'"
-    assert code_units(line, "utf-16") == 9 and code_units(line, "utf-8") == 13 and code_units(line, "utf-32") == 8
+    assert (
+        code_units(line, "utf-16") == 9
+        and code_units(line, "utf-8") == 13
+        and code_units(line, "utf-32") == 8
+    )
     text = line + "\nnext\n"
     end_of_emoji = line.index("😀") + 1
     assert position_at(text, end_of_emoji, "utf-16") == (0, 7)

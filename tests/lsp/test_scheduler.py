@@ -28,7 +28,9 @@ async def test_a_burst_of_requests_runs_one_inference() -> None:
     log: list[str] = []
 
     async def request(name: str) -> str | None:
-        return await scheduler.run(scheduler.ticket("doc"), _steps_until_cancelled(log, name, 2), debounce_s=0.05)
+        return await scheduler.run(
+            scheduler.ticket("doc"), _steps_until_cancelled(log, name, 2), debounce_s=0.05
+        )
 
     tasks = []
     for name in "abcde":

@@ -16,8 +16,8 @@ import pytest
 import pytest_asyncio
 import tree_sitter
 import tree_sitter_python
-from lsprotocol import types
 from lsp_harness import Session, start_server, wait_until
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -45,7 +45,9 @@ def apply_inline(text: str, item: types.InlineCompletionItem) -> str:
     units = line.encode("utf-16-le")
     start, end = item.range.start.character * 2, item.range.end.character * 2
     insert = item.insert_text if isinstance(item.insert_text, str) else item.insert_text.value
-    lines[item.range.start.line] = (units[:start].decode("utf-16-le") + insert + units[end:].decode("utf-16-le"))
+    lines[item.range.start.line] = (
+        units[:start].decode("utf-16-le") + insert + units[end:].decode("utf-16-le")
+    )
     return "\n".join(lines)
 
 
@@ -75,11 +77,17 @@ async def test_initialize_announces_every_provider(server: Session) -> None:
     assert capabilities.code_action_provider is not None
     assert capabilities.execute_command_provider is not None
     assert set(capabilities.execute_command_provider.commands) == {
-        "dcomplete.regenerateSelection", "dcomplete.fillHoles", "dcomplete.refactorSelection",
-        "dcomplete.accepted"}
+        "dcomplete.regenerateSelection",
+        "dcomplete.fillHoles",
+        "dcomplete.refactorSelection",
+        "dcomplete.accepted",
+    }
     assert capabilities.position_encoding == types.PositionEncodingKind.Utf16
     sync = capabilities.text_document_sync
-    assert isinstance(sync, types.TextDocumentSyncOptions) and sync.change == types.TextDocumentSyncKind.Incremental
+    assert (
+        isinstance(sync, types.TextDocumentSyncOptions)
+        and sync.change == types.TextDocumentSyncKind.Incremental
+    )
 
 
 async def test_inline_completion_on_emoji_and_cjk_line(server: Session) -> None:
@@ -98,7 +106,8 @@ async def test_inline_completion_on_emoji_and_cjk_line(server: Session) -> None:
     accepted = result.items[0].command
     assert accepted is not None and accepted.command == "dcomplete.accepted"
     await server.client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command=accepted.command, arguments=accepted.arguments))
+        types.ExecuteCommandParams(command=accepted.command, arguments=accepted.arguments)
+    )
     log = server.state_dir / "dcomplete" / "feedback.jsonl"
     events = [json.loads(line) for line in log.read_text().splitlines()]
     assert events[-1]["event"] == "accepted" and events[-1]["itemId"] == accepted.arguments[0]["itemId"]
@@ -106,8 +115,14 @@ async def test_inline_completion_on_emoji_and_cjk_line(server: Session) -> None:
 
 async def test_completion_fallback_inserts_through_a_text_edit(server: Session) -> None:
     line, character = cursor()
-    result = await asyncio.wait_for(server.client.text_document_completion_async(types.CompletionParams(
-        text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line, character))), 60)
+    result = await asyncio.wait_for(
+        server.client.text_document_completion_async(
+            types.CompletionParams(
+                text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line, character)
+            )
+        ),
+        60,
+    )
     assert isinstance(result, types.CompletionList) and len(result.items) == 1
     edit = result.items[0].text_edit
     assert isinstance(edit, types.TextEdit) and edit.new_text.strip()
@@ -153,7 +168,9 @@ async def test_a_newer_request_supersedes_the_older_one(server: Session) -> None
     server.configure(**FAST)
     newer = asyncio.ensure_future(server.inline(URI, line, character))
     superseded = await asyncio.wait_for(older, 10)
-    assert isinstance(superseded, types.InlineCompletionList) and len(superseded.items) == 0  # empty, not an error
+    assert (
+        isinstance(superseded, types.InlineCompletionList) and len(superseded.items) == 0
+    )  # empty, not an error
     answered = await asyncio.wait_for(newer, 60)
     assert answered.items
 
@@ -161,9 +178,24 @@ async def test_a_newer_request_supersedes_the_older_one(server: Session) -> None
 async def test_selected_completion_items_extend_the_selection(server: Session) -> None:
     line, character = cursor()
     selected = types.SelectedCompletionInfo(
-        range=types.Range(types.Position(line, character), types.Position(line, character)), text="todo")
-    result = await asyncio.wait_for(server.client.protocol.send_request_async(
-        types.TEXT_DOCUMENT_INLINE_COMPLETION, server.inline_params(URI, line, character, selected=selected)), 60)
+        range=types.Range(types.Position(line, character), types.Position(line, character)), text="todo"
+    )
+    result = await asyncio.wait_for(
+        server.client.protocol.send_request_async(
+            types.TEXT_DOCUMENT_INLINE_COMPLETION,
+            server.inline_params(URI, line, character, selected=selected),
+        ),
+        60,
+    )
     assert result.items
     for item in result.items:
         assert item.range == selected.range and item.insert_text.startswith("todo")
+
+
+async def test_settings_are_pulled_when_the_pushed_change_is_empty(server: Session) -> None:
+    server.client.set_configuration({"debounceMs": "soon", **FAST}, section="dcomplete")
+    shown_before = len(server.client.messages)
+    server.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await wait_until(lambda: len(server.client.messages) > shown_before)
+    message = server.client.messages[-1]
+    assert message.type == types.MessageType.Warning and "`debounceMs`" in message.message

@@ -6,12 +6,31 @@ from lsp_server.settings import Settings, parse_settings
 
 
 def test_camel_case_section_becomes_typed_settings() -> None:
-    settings, problems = parse_settings({"dcomplete": {
-        "model": "/models/dream", "device": "cpu", "steps": 8, "threshold": 0.8, "maxTokens": 32,
-        "debounceMs": 0, "multiline": False, "languages": ["python"]}})
+    settings, problems = parse_settings(
+        {
+            "dcomplete": {
+                "model": "/models/dream",
+                "device": "cpu",
+                "steps": 8,
+                "threshold": 0.8,
+                "maxTokens": 32,
+                "debounceMs": 0,
+                "multiline": False,
+                "languages": ["python"],
+            }
+        }
+    )
     assert problems == []
-    assert settings == Settings(model="/models/dream", device="cpu", steps=8, threshold=0.8, max_tokens=32,
-                                debounce_ms=0, multiline=False, languages=["python"])
+    assert settings == Settings(
+        model="/models/dream",
+        device="cpu",
+        steps=8,
+        threshold=0.8,
+        max_tokens=32,
+        debounce_ms=0,
+        multiline=False,
+        languages=["python"],
+    )
     assert settings.engine_device == "cpu" and Settings().engine_device is None
 
 
@@ -32,5 +51,7 @@ def test_partial_update_keeps_the_other_values() -> None:
 
 def test_a_non_object_payload_is_reported() -> None:
     settings, problems = parse_settings(["model"])
-    assert settings == Settings() and problems == ["dcomplete settings must be an object, got list; using defaults"]
+    assert settings == Settings() and problems == [
+        "dcomplete settings must be an object, got list; using defaults"
+    ]
     assert parse_settings(None) == (Settings(), [])
