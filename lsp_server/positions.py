@@ -1,17 +1,17 @@
-"""Conversions between the three coordinate systems the server meets.
+"""The server's view of the three coordinate systems it meets.
 
 - `int` offsets: Python `str` indices (code points) into the document text; what `infill` speaks.
-- LSP positions: (line, character) with the character counted in the negotiated encoding's code units
-  (UTF-16 unless the client offered UTF-8 or UTF-32).
-- tree-sitter coordinates: UTF-8 byte offsets and (row, byte column) points.
-
-Lines end at "\\n"; a "\\r" before it belongs to the line's content, which is what LSP clients expect
-for "\\r\\n" files as long as no position points between the two characters.
+- LSP positions: (line, character), the character counted in the negotiated encoding's code units
+  (UTF-16 unless the client offered UTF-8). Conversions are `infill.positions`'; this module only
+  fixes the encoding names and clamps out-of-range input the way LSP asks.
+- tree-sitter coordinates: UTF-8 byte offsets and (row, byte column) points, for `Tree.edit`.
 """
 
 from __future__ import annotations
 
 from typing import Literal, NamedTuple
+
+from infill.positions import LineIndex, encoded_length
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 
@@ -34,54 +34,19 @@ def normalize_encoding(value: object) -> Encoding:
 
 def code_units(text: str, encoding: Encoding) -> int:
     """Length of `text` in the code units of `encoding`."""
-    if encoding == "utf-32":
-        return len(text)
-    if encoding == "utf-8":
-        return len(text.encode("utf-8"))
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
-
-
-def line_start(text: str, line: int) -> int:
-    """Offset of the first character of `line` (0-based); len(text) past the last line."""
-    start = 0
-    for _ in range(line):
-        newline = text.find("\n", start)
-        if newline < 0:
-            return len(text)
-        start = newline + 1
-    return start
-
-
-def _line_end(text: str, start: int) -> int:
-    newline = text.find("\n", start)
-    return len(text) if newline < 0 else newline
+    return encoded_length(text, encoding)
 
 
 def offset_at(text: str, line: int, character: int, encoding: Encoding) -> int:
-    """Offset of an LSP position; characters past the line's end clamp to the end (as LSP says)."""
+    """Offset of an LSP position; past a line's end clamps to it, past the last line to the text's end."""
     if line < 0 or character < 0:
         raise ValueError(f"position ({line}, {character}) is negative")
-    start = line_start(text, line)
-    end = _line_end(text, start)
-    if encoding == "utf-32":
-        return min(start + character, end)
-    units = 0
-    offset = start
-    while offset < end:
-        width = code_units(text[offset], encoding)
-        if units + width > character:
-            break
-        units += width
-        offset += 1
-    return offset
+    return LineIndex(text).from_lsp(line, character, encoding)
 
 
 def position_at(text: str, offset: int, encoding: Encoding) -> tuple[int, int]:
-    """LSP (line, character) of an offset."""
-    offset = max(0, min(offset, len(text)))
-    line = text.count("\n", 0, offset)
-    start = text.rfind("\n", 0, offset) + 1
-    return line, code_units(text[start:offset], encoding)
+    """LSP (line, character) of an offset (clamped into the text)."""
+    return LineIndex(text).to_lsp(max(0, min(offset, len(text))), encoding)
 
 
 def byte_point(text: str, offset: int) -> BytePoint:

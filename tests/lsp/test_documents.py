@@ -102,3 +102,11 @@ def test_positions_count_code_units_of_the_encoding() -> None:
 def test_unknown_document_is_a_clear_error() -> None:
     with pytest.raises(LookupError, match="file:///nope.py is not open"):
         DocumentStore().get("file:///nope.py")
+
+
+def test_crlf_lines_clamp_before_the_carriage_return() -> None:
+    store = DocumentStore()
+    document = store.open("file:///crlf.py", "python", 1, "a = 1\r\nb = 2\r\n")
+    store.change("file:///crlf.py", 2, [TextChange("  # 😀", (0, 99), (0, 99))])
+    assert document.text == "a = 1  # 😀\r\nb = 2\r\n"
+    assert str(document.tree.root_node) == str(document.parse_fresh().root_node)
