@@ -58,9 +58,10 @@ class ExecResult:
     stderr_tail: str
 
 
-def check_program(prefix: str, completion: str, suffix: str, test: str, entry_point: str) -> str:
-    """The program whose clean exit means the completion passes (human-eval-infilling `execution.py`)."""
-    return prefix + completion + suffix + "\n" + test + "\n" + f"check({entry_point})"
+def check_program(filled: str, test: str, entry_point: str) -> str:
+    """The program whose clean exit means the completion passes: human-eval-infilling `execution.py` runs
+    `prompt + completion + suffix + "\n" + test + "\n" + f"check({entry_point})"`; `filled` is the first three."""
+    return filled + "\n" + test + "\n" + f"check({entry_point})"
 
 
 def _probe(command: list[str]) -> bool:

@@ -4,20 +4,23 @@
                             [--plot PNG] [--seed S]
 
 Rows: the trivial baselines (bench.baselines) and dcomplete through the infill API, with its own length
-choice (`plan_completion` at the cursor) and/or the oracle length (mask count = token count of the canonical
-middle). Columns: pass@1 on the single- and multi-line splits (n = 1, greedy, executed in the sandbox of
+choice (`plan_completion` with the cursor on an empty line where the gap was; see `model_completer`) and/or
+the oracle length (mask count = token count of the canonical middle). Columns: pass@1 on the single- and multi-line splits (n = 1, greedy, executed in the sandbox of
 bench.humaneval_exec), SantaCoder-FIM exact match, and the parse rate of the filled HumanEval files
 (single + multi). Subsets are seeded samples (bench.datasets.fixed_subset); every n is printed.
 Stdout ends with one JSON line; its top-level metrics are dcomplete's default row (fast sampler, own length),
-as fractions in [0, 1], or null when that row was not run.
+as fractions in [0, 1], or null when that row was not run. Rows of the model also count `no_spot`
+(plan_completion declined) and `no_edit` (infill dropped the edit, e.g. it did not parse): both leave the
+document unfilled, which still counts in the parse rate, so read the parse rate next to them.
+--plot sweeps the threshold over the whole single-line subset six times: use --limit on a CPU.
 """
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 import ast
 import json
+import os
+import tempfile
 import sys
 import time
 from dataclasses import dataclass, field
@@ -25,7 +28,7 @@ from typing import Callable, Sequence
 
 from bench.baselines import BASELINES
 from bench.datasets import DataError, InfillTask, fixed_subset, load_humaneval, load_santacoder_py
-from bench.humaneval_exec import isolation_wrapper, run_programs
+from bench.humaneval_exec import check_program, isolation_wrapper, run_programs
 
 DEFAULT_ROW = "dcomplete/fast/own"
 DEFAULT_MULTI_SUBSET = 1000
@@ -45,6 +48,7 @@ class RowTally:
     """Per-row accumulators: model cost (tokens, seconds) and the filled tasks per benchmark."""
 
     new_tokens: int = 0
+    forward_passes: int = 0
     seconds: float = 0.0
     no_spot: int = 0
     no_edit: int = 0
@@ -91,6 +95,11 @@ def baseline_completer(name: str) -> Completer:
     return complete
 
 
+def canonical_completer(task: InfillTask, tally: RowTally) -> Filled:
+    """The dataset's own middle: the harness check (must score 100 in every column)."""
+    return Filled(task.prefix + task.middle + task.suffix, task.middle)
+
+
 def model_completer(engine: object, params: object, length: str) -> Completer:
     """dcomplete through the infill API only: a spot, `fill`, and the first edit applied to the document.
 
@@ -116,6 +125,7 @@ def model_completer(engine: object, params: object, length: str) -> Completer:
             return Filled(text, "")
         result = fill(engine, text, [spot], params, language="python")
         tally.new_tokens += result.stats.new_tokens
+        tally.forward_passes += result.stats.forward_passes
         tally.seconds += result.stats.seconds
         edit = result.edits[0] if result.edits else None
         if edit is None:
@@ -150,7 +160,7 @@ def _progress(message: str) -> None:
 def _pass_rate(tasks: Sequence[InfillTask], filled: Sequence[Filled], workers: int) -> float | None:
     if not tasks:
         return None
-    programs = [f.document + "\n" + t.test + "\n" + f"check({t.entry_point})" for t, f in zip(tasks, filled)]
+    programs = [check_program(f.document, t.test, t.entry_point) for t, f in zip(tasks, filled)]
     return sum(r.passed for r in run_programs(programs, workers=workers)) / len(tasks)
 
 
@@ -179,6 +189,7 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int,
         row["new_tokens"] = tally.new_tokens
         row["model_seconds"] = round(tally.seconds, 3)
         row["tokens_per_second"] = round(tally.new_tokens / tally.seconds, 2)
+        row["tokens_per_forward"] = round(tally.new_tokens / max(1, tally.forward_passes), 3)
     return row
 
 
@@ -240,13 +251,16 @@ def sweep_and_plot(engine: object, suite: Suite, png: str, seed: int, workers: i
         row = evaluate_row(name, model_completer(engine, sampler_params("fast", seed, threshold), "own"),
                            suite, workers, benchmarks=("single",))
         points.append({"threshold": threshold, "pass_at_1_single": row["pass_at_1_single"],
-                       "tokens_per_second": row.get("tokens_per_second")})
+                       "tokens_per_second": row.get("tokens_per_second"),
+                       "tokens_per_forward": row.get("tokens_per_forward")})
     figure, quality_axis = pyplot.subplots(figsize=(6, 4))
     quality_axis.plot(PLOT_THRESHOLDS, [100 * p["pass_at_1_single"] for p in points], "o-", color="tab:blue")
+    quality_axis.set_ylim(0, 100)
     quality_axis.set_xlabel("confidence threshold (fast sampler)")
     quality_axis.set_ylabel(f"HumanEval-infilling single-line pass@1 % (n={len(suite.single)})", color="tab:blue")
     speed_axis = quality_axis.twinx()
     speed_axis.plot(PLOT_THRESHOLDS, [p["tokens_per_second"] or 0 for p in points], "s--", color="tab:orange")
+    speed_axis.set_ylim(bottom=0)
     speed_axis.set_ylabel("generated tokens / s", color="tab:orange")
     quality_axis.set_title("dcomplete: quality/speed knob")
     figure.tight_layout()
@@ -275,6 +289,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--plot", default=None, metavar="PNG",
                         help="also sweep the fast sampler's threshold on the single-line subset and plot it")
     parser.add_argument("--seed", type=int, default=0, help="subset sample and sampler seed")
+    parser.add_argument("--canonical", action="store_true",
+                        help="add a row with the canonical middles, which must score 100 (checks the harness)")
     parser.add_argument("--workers", type=int, default=None, help="parallel sandboxed test runs")
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
@@ -292,6 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _progress(f"tasks: {suite.sizes}; sandbox: {isolation_wrapper()[0]}")
     rows = {f"baseline/{name}": evaluate_row(f"baseline/{name}", baseline_completer(name), suite, args.workers)
             for name in BASELINES}
+    if args.canonical:
+        rows["canonical"] = evaluate_row("canonical", canonical_completer, suite, args.workers)
     engine = None
     if args.model != "none":
         from engine import Engine, ModelLoadError
