@@ -82,6 +82,7 @@ def test_bad_input_exits_2_and_touches_nothing(workdir: Path, args: list[str], m
     assert snapshot(workdir) == before
 
 
+@pytest.mark.slow
 def test_unknown_model_exits_2(workdir: Path) -> None:
     before = snapshot(workdir)
     run = dcomplete("infill", "app.py:2", "--model", str(workdir / "no-such-model"), "--write", cwd=workdir)
@@ -107,6 +108,7 @@ def apply_lsp_edits(text: str, edits: list[dict]) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_patch_json_and_write_agree(workdir: Path, tiny_dream: Path) -> None:
     common = [
         "infill",
@@ -154,6 +156,7 @@ def test_patch_json_and_write_agree(workdir: Path, tiny_dream: Path) -> None:
     assert not [p for p in workdir.iterdir() if "dcomplete-tmp" in p.name]
 
 
+@pytest.mark.slow
 def test_killed_write_leaves_the_file_whole(workdir: Path, tiny_dream: Path) -> None:
     original = (workdir / "app.py").read_bytes()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -192,6 +195,7 @@ def test_killed_write_leaves_the_file_whole(workdir: Path, tiny_dream: Path) -> 
     assert not [p for p in workdir.iterdir() if "dcomplete-tmp" in p.name]
 
 
+@pytest.mark.slow
 def test_refactor_patch_applies_and_failed_check_restores(workdir: Path, tiny_dream: Path) -> None:
     common = [
         "refactor",

@@ -11,6 +11,8 @@ import pytest
 from engine import DenoiseParams, Engine
 from infill import FillJob, FillOptions, Spot, apply_edits, fill, fill_many, plan_regenerate
 
+pytestmark = pytest.mark.slow
+
 SOURCE = "def one(x):\n    return x\n\n\ndef two(y):\n    return y\n\n\ndef three(z):\n    return z\n"
 
 
