@@ -81,8 +81,9 @@ def load_santacoder_py(root: Path | None = None) -> list[InfillTask]:
     """SantaCoder-FIM, Python rows only (1,043 of 4,792).
 
     The stored prompt mostly lacks its trailing newline and the middle is one line without one. Following
-    Open-dLLM (`eval/eval_infill/eval_infill.py`, santacoder-fim branch: `prefixs = [d["prompt"] + "\\n" ...]`)
-    and the DreamOn setup it reproduces (research/benchmarks.md §1.2), the prefix is `prompt + "\\n"` and the
+    Open-dLLM (`eval/eval_infill/eval_infill.py`, santacoder-fim branch:
+    `prefixs = [d["prompt"] + "\\n" ...]`) and the DreamOn setup it reproduces (research/benchmarks.md
+    §1.2), the prefix is `prompt + "\\n"` and the
     suffix is kept as stored, so the gap must also produce the line break that ends the middle.
     """
     rows = _read_jsonl_gz((root or data_root()) / SANTACODER_FILE)

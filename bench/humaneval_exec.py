@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Sequence
 
 NOBODY = 65534
-_PRLIMIT = shutil.which("prlimit") or "prlimit"
+_PRLIMIT = shutil.which("prlimit")
 STDERR_TAIL_CHARS = 2000
 
 
@@ -59,8 +59,9 @@ class ExecResult:
 
 
 def check_program(filled: str, test: str, entry_point: str) -> str:
-    """The program whose clean exit means the completion passes: human-eval-infilling `execution.py` runs
-    `prompt + completion + suffix + "\n" + test + "\n" + f"check({entry_point})"`; `filled` is the first three."""
+    """The program whose clean exit means the completion passes. human-eval-infilling `execution.py` runs
+    `prompt + completion + suffix + "\n" + test + "\n" + f"check({entry_point})"`; `filled` is the first
+    three."""
     return filled + "\n" + test + "\n" + f"check({entry_point})"
 
 
@@ -76,8 +77,8 @@ def isolation_wrapper() -> tuple[str, tuple[str, ...]]:
     """(level name, command prefix) for the strongest isolation available here; see the module docstring."""
     unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
     if os.geteuid() == 0 and unshare and setpriv:
-        wrapper = (unshare, "-n", "-p", "-f", "--kill-child", "--", setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}",
-                   "--clear-groups", "--nnp", "--")
+        wrapper = (unshare, "-n", "-p", "-f", "--kill-child", "--",
+                   setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--nnp", "--")
         if _probe([*wrapper, "true"]):
             return "netns+nobody", wrapper
     if unshare and _probe([unshare, "-rnpf", "--kill-child", "--", "true"]):
@@ -118,6 +119,8 @@ def _tail(path: Path) -> str:
 def run_program(program: str, limits: SandboxLimits = SandboxLimits(),
                 python: str = sys.executable) -> ExecResult:
     """Run `program` once in the sandbox; passed means exit status 0 within the wall-clock limit."""
+    if _PRLIMIT is None:
+        raise RuntimeError("bench.humaneval_exec needs util-linux `prlimit` on PATH to limit its programs")
     level, wrapper = isolation_wrapper()
     workdir = tempfile.mkdtemp(prefix="dcomplete-exec-")
     try:

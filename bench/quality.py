@@ -1,15 +1,18 @@
 """Quality benchmark: HumanEval-infilling pass@1, SantaCoder-FIM (Python) exact match, and parse rate.
 
     python -m bench.quality [--model M|none] [--limit N] [--sampler reference|fast] [--length own|oracle|both]
-                            [--plot PNG] [--seed S]
+                            [--plot PNG] [--seed S] [--canonical]
 
 Rows: the trivial baselines (bench.baselines) and dcomplete through the infill API, with its own length
-choice (`plan_completion` with the cursor on an empty line where the gap was; see `model_completer`) and/or
-the oracle length (mask count = token count of the canonical middle). Columns: pass@1 on the single- and multi-line splits (n = 1, greedy, executed in the sandbox of
+choice (`plan_completion` with the cursor on an empty line where the gap was; see `model_completer`)
+and/or the oracle length (mask count = token count of the canonical middle).
+
+Columns: pass@1 on the single- and multi-line splits (n = 1, greedy, executed in the sandbox of
 bench.humaneval_exec), SantaCoder-FIM exact match, and the parse rate of the filled HumanEval files
 (single + multi). Subsets are seeded samples (bench.datasets.fixed_subset); every n is printed.
-Stdout ends with one JSON line; its top-level metrics are dcomplete's default row (fast sampler, own length),
-as fractions in [0, 1], or null when that row was not run. Rows of the model also count `no_spot`
+
+Stdout ends with one JSON line. Its top-level metrics are dcomplete's default row (fast sampler, own
+length) as fractions in [0, 1], or null when that row was not run. Model rows also count `no_spot`
 (plan_completion declined) and `no_edit` (infill dropped the edit, e.g. it did not parse): both leave the
 document unfilled, which still counts in the parse rate, so read the parse rate next to them.
 --plot sweeps the threshold over the whole single-line subset six times: use --limit on a CPU.
@@ -20,8 +23,8 @@ import argparse
 import ast
 import json
 import os
-import tempfile
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -108,9 +111,13 @@ def model_completer(engine: object, params: object, length: str) -> Completer:
     gap position (start of the line after the gap) `plan_completion` declines 78% of single-line tasks,
     because code follows the cursor on its line. Oracle length: the published convention (Open-dLLM /
     DreamOn): `prefix + suffix`, one block spot at the gap with as many masks as the canonical middle has
-    tokens in the model's tokenizer.
+    tokens in the model's tokenizer, and no growth (`max_grow=0`), so the canvas keeps the oracle's size.
+    Everything else is dcomplete's default pipeline (post-processing, re-mask retries, dropping an edit
+    that adds parse errors).
     """
-    from infill import Spot, fill, plan_completion
+    from infill import FillOptions, Spot, fill, plan_completion
+
+    options = FillOptions() if length == "own" else FillOptions(max_grow=0)
 
     def complete(task: InfillTask, tally: RowTally) -> Filled:
         if length == "own":
@@ -123,7 +130,7 @@ def model_completer(engine: object, params: object, length: str) -> Completer:
         if spot is None:
             tally.no_spot += 1
             return Filled(text, "")
-        result = fill(engine, text, [spot], params, language="python")
+        result = fill(engine, text, [spot], params, language="python", options=options)
         tally.new_tokens += result.stats.new_tokens
         tally.forward_passes += result.stats.forward_passes
         tally.seconds += result.stats.seconds
@@ -206,14 +213,15 @@ def _percent(value: float | None) -> str:
 
 
 def format_table(rows: dict[str, dict], sizes: dict[str, int]) -> str:
-    header = f"{'method / length':<26} {'single':>7} {'multi':>7} {'sc-EM':>7} {'parse':>7}  n (single/multi/sc)"
+    columns = f"{'single':>7} {'multi':>7} {'sc-EM':>7} {'parse':>7}"
+    header = f"{'method / length':<26} {columns}  n (single/multi/sc)"
     lines = [header, "-" * len(header)]
     for name, row in rows.items():
         n = row["n"]
         counts = "/".join(str(n.get(b, "-")) for b in ("single", "multi", "santacoder"))
-        lines.append(f"{name:<26} {_percent(row.get('pass_at_1_single')):>7} "
-                     f"{_percent(row.get('pass_at_1_multi')):>7} {_percent(row.get('exact_match_santacoder')):>7} "
-                     f"{_percent(row.get('parse_rate')):>7}  {counts}")
+        cells = " ".join(f"{_percent(row.get(key)):>7}" for key in
+                         ("pass_at_1_single", "pass_at_1_multi", "exact_match_santacoder", "parse_rate"))
+        lines.append(f"{name:<26} {cells}  {counts}")
     lines.append("values in %; pass@1 with n=1 greedy; sc-EM = SantaCoder-FIM py exact match (first line); "
                  f"parse = ast.parse of the filled HumanEval files; subset sizes {sizes}")
     return "\n".join(lines)
@@ -257,7 +265,8 @@ def sweep_and_plot(engine: object, suite: Suite, png: str, seed: int, workers: i
     quality_axis.plot(PLOT_THRESHOLDS, [100 * p["pass_at_1_single"] for p in points], "o-", color="tab:blue")
     quality_axis.set_ylim(0, 100)
     quality_axis.set_xlabel("confidence threshold (fast sampler)")
-    quality_axis.set_ylabel(f"HumanEval-infilling single-line pass@1 % (n={len(suite.single)})", color="tab:blue")
+    quality_axis.set_ylabel(f"HumanEval-infilling single-line pass@1 % (n={len(suite.single)})",
+                            color="tab:blue")
     speed_axis = quality_axis.twinx()
     speed_axis.plot(PLOT_THRESHOLDS, [p["tokens_per_second"] or 0 for p in points], "s--", color="tab:orange")
     speed_axis.set_ylim(bottom=0)
@@ -283,14 +292,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", default="default",
                         help="Engine.load spec (folder, repo id, 'default'); 'none' runs the baselines only")
     parser.add_argument("--limit", type=int, default=None,
-                        help=f"seeded subset of N tasks per benchmark (default: all; multi-line {DEFAULT_MULTI_SUBSET})")
+                        help="seeded subset of N tasks per benchmark "
+                             f"(default: all; multi-line {DEFAULT_MULTI_SUBSET})")
     parser.add_argument("--sampler", choices=("reference", "fast"), default="fast")
     parser.add_argument("--length", choices=("own", "oracle", "both"), default="both")
     parser.add_argument("--plot", default=None, metavar="PNG",
                         help="also sweep the fast sampler's threshold on the single-line subset and plot it")
     parser.add_argument("--seed", type=int, default=0, help="subset sample and sampler seed")
     parser.add_argument("--canonical", action="store_true",
-                        help="add a row with the canonical middles, which must score 100 (checks the harness)")
+                        help="add a row of the canonical middles; it must score 100 (checks the harness)")
     parser.add_argument("--workers", type=int, default=None, help="parallel sandboxed test runs")
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
@@ -306,8 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bench.quality: {error}", file=sys.stderr)
         return 2
     _progress(f"tasks: {suite.sizes}; sandbox: {isolation_wrapper()[0]}")
-    rows = {f"baseline/{name}": evaluate_row(f"baseline/{name}", baseline_completer(name), suite, args.workers)
-            for name in BASELINES}
+    rows = {f"baseline/{name}": evaluate_row(f"baseline/{name}", baseline_completer(name), suite,
+                                             args.workers) for name in BASELINES}
     if args.canonical:
         rows["canonical"] = evaluate_row("canonical", canonical_completer, suite, args.workers)
     engine = None

@@ -104,7 +104,8 @@ def _attempt_writes(host_dir: Path) -> None:
     existing.write_text("host data\n")
     target = host_dir / "planted.txt"
     plant = f"open({str(target)!r}, 'w').write('x')\n"
-    clobber = f"assert open({str(existing)!r}).read() == 'host data\\n'\nopen({str(existing)!r}, 'w').write('!')\n"
+    clobber = (f"assert open({str(existing)!r}).read() == 'host data\\n'\n"
+               f"open({str(existing)!r}, 'w').write('!')\n")
     results = run_programs([plant, clobber], workers=2)
     assert not any(r.passed for r in results)
     assert all("PermissionError" in r.stderr_tail for r in results)
@@ -146,8 +147,9 @@ def test_parse_rate_rule() -> None:
 
 
 def test_similar_line_baseline_copies_the_closest_context_line_at_the_gap_indentation() -> None:
-    task = InfillTask(task_id="t", prefix="def f(path_a, path_b):\n    first = load(path_a)\n    count = 0\n"
-                      "    second = load(path_b)\n", suffix="    count += 1\n    return other(path_b)\n", middle="")
+    task = InfillTask(task_id="t", prefix="def f(path_a, path_b):\n    first = load(path_a)\n"
+                      "    count = 0\n    second = load(path_b)\n",
+                      suffix="    count += 1\n    return other(path_b)\n", middle="")
     assert most_similar_line(task) == "    first = load(path_a)\n"
     opens_block = InfillTask(task_id="t", prefix="def f(path_a):\n    first = load(path_a)\n"
                              "    if second_load(path_a):\n", suffix="    return 1\n", middle="")
@@ -175,9 +177,8 @@ def test_cli_runs_the_baselines_and_ends_with_one_json_line() -> None:
 
 
 def test_model_rows_go_through_the_infill_api_on_a_tiny_checkpoint(tiny_dream: Path) -> None:
-    from engine import Engine
-
     from bench.quality import RowTally, model_completer, sampler_params
+    from engine import Engine
 
     engine = Engine.load(tiny_dream)
     task = InfillTask(task_id="t", prefix="a = 1\nb = 2\n", suffix="print(total)\n", middle="total = a + b\n")
