@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import shutil
 import signal
 import subprocess
@@ -195,6 +196,36 @@ def test_killed_write_leaves_the_file_whole(workdir: Path, tiny_dream: Path) -> 
     assert not [p for p in workdir.iterdir() if "dcomplete-tmp" in p.name]
 
 
+def run_with_terminal_stderr(argv: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run with stderr on a pseudo-terminal (the progress bar only draws on a terminal)."""
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        run = subprocess.run(
+            argv,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            env=env,
+            timeout=240,
+            check=False,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+    return run, b"".join(chunks).decode("utf-8", errors="replace")
+
+
 @pytest.mark.slow
 def test_refactor_patch_applies_and_failed_check_restores(workdir: Path, tiny_dream: Path) -> None:
     common = [
@@ -210,8 +241,9 @@ def test_refactor_patch_applies_and_failed_check_restores(workdir: Path, tiny_dr
         "--retries",
         "0",
     ]
-    diff = dcomplete(*common, cwd=workdir)
-    assert diff.returncode == 0, diff.stderr
+    diff, terminal = run_with_terminal_stderr([*COMMAND, *common], workdir)
+    assert diff.returncode == 0, terminal
+    assert "\r[" in terminal and "2/2 files" in terminal, terminal
     assert "+++ b/app.py" in diff.stdout and "+++ b/holes.py" in diff.stdout
     copy = workdir / "copy"
     copy.mkdir()
