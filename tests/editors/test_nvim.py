@@ -78,12 +78,12 @@ def source_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def make_session(model_setting: str, tmp_path: Path):
+def make_session(tiny_dream: Path, tmp_path: Path):
     sessions: list[NvimSession] = []
 
     def start(renderer: str) -> NvimSession:
         log = tmp_path / "server.log"
-        session = NvimSession.start(server_command(log), renderer, server_settings(model_setting), log)
+        session = NvimSession.start(server_command(log), renderer, server_settings(str(tiny_dream)), log)
         sessions.append(session)
         return session
 
