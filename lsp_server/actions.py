@@ -5,6 +5,7 @@ Code actions only carry commands; the model runs when the user picks one, not wh
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypeVar
 
 import msgspec
@@ -102,11 +103,12 @@ def has_holes(text: str, language: str) -> bool:
 
 
 def code_actions(
-    uri: str, selection: types.Range, text: str, language: str, only: list[str] | None
+    uri: str, selection: types.Range, text: str, language: str, only: Sequence[str] | None
 ) -> list[types.CodeAction]:
     """The actions offered for a selection: regenerate/refactor need a non-empty selection, "fill
     holes" needs at least one hole marker in the file."""
-    if only and not any(types.CodeActionKind.RefactorRewrite.value.startswith(kind) for kind in only):
+    offered = types.CodeActionKind.RefactorRewrite.value
+    if only and not any(offered.startswith(str(getattr(kind, "value", kind))) for kind in only):
         return []
     lsp_range = {
         "start": {"line": selection.start.line, "character": selection.start.character},
