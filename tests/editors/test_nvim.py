@@ -34,7 +34,7 @@ def list_python_files(folder):
 '''
 COMPLETION_LINE, TYPED = 8, " and"
 INFILL_FIRST, INFILL_LAST = 7, 8
-GHOST_TIMEOUT_S = 25.0
+GHOST_TIMEOUT_S = 40.0  # first answer includes the model load (~10 s alone, more on a busy machine)
 
 
 def offset(text: str, line: int, character: int) -> int:
