@@ -1,0 +1,159 @@
+"""Speed: the naive diffusion loop vs dcomplete's fast mode vs an autoregressive model of the same shape.
+
+    python -m bench.speed [--model default] [--device cpu|cuda] [--cases 8] [--shape bundled|open-dcoder-0.5b]
+
+Per span size (one line, 16, 32 and 64 tokens), on the same canvases, one request at a time:
+  naive  the loop as the official samplers ship it: no cache, the whole canvas every step, one token
+         per step (Dream's schedule with steps = masks);
+  fast   threshold 0.9 plus the fixed-text cache;
+  ar     transformers Qwen2ForCausalLM with random weights of the same shape, `generate` with its KV cache,
+         greedy, exactly as many new tokens, from a prompt as long as the canvas's fixed text.
+Tokens/s counts the filled positions (every mode fills the same number). Agreement is the fraction of
+positions where fast and naive chose the same token. The last line is JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import tempfile
+import time
+from typing import Any
+
+import torch
+
+from bench.workload import Case, cases, package_versions
+from engine import DenoiseParams, Engine, InfillRequest
+
+SIZES: tuple[tuple[str, int | None, int | None], ...] = (
+    ("line", None, 1), ("16", 16, None), ("32", 32, None), ("64", 64, None),
+)
+OPEN_DCODER = dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
+                   num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=4096)
+
+
+def timed(fn, device: str) -> tuple[Any, float]:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    out = fn()
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return out, time.perf_counter() - started
+
+
+def ar_model(engine: Engine) -> torch.nn.Module:
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    s = engine.loaded.model.shape
+    cfg = Qwen2Config(vocab_size=s.vocab_size, hidden_size=s.hidden_size, intermediate_size=s.intermediate_size,
+                      num_hidden_layers=s.num_hidden_layers, num_attention_heads=s.num_attention_heads,
+                      num_key_value_heads=s.num_key_value_heads, max_position_embeddings=8192,
+                      tie_word_embeddings=s.tie_word_embeddings, attn_implementation="sdpa")
+    torch.manual_seed(0)
+    return Qwen2ForCausalLM(cfg).to(engine.loaded.device, engine.loaded.dtype).eval()
+
+
+def run_diffusion(engine: Engine, case: Case, params: DenoiseParams) -> tuple[list[int], int, float]:
+    (result,), seconds = timed(lambda: engine.infill([InfillRequest(case.canvas)], params), engine.device)
+    return result.spans[0].token_ids, result.stats.forward_passes, seconds
+
+
+def run_ar(model: torch.nn.Module, engine: Engine, case: Case) -> float:
+    mask = engine.special.mask_id
+    prompt = torch.tensor([[t for t in case.canvas if t != mask]], device=engine.loaded.device)
+    n = len(case.truth)
+
+    def go():
+        with torch.inference_mode():
+            return model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=n,
+                                  min_new_tokens=n, do_sample=False, use_cache=True, eos_token_id=None,
+                                  pad_token_id=engine.special.pad_id)
+
+    return timed(go, engine.device)[1]
+
+
+def measure(engine: Engine, ar: torch.nn.Module, sample: list[Case]) -> dict[str, float]:
+    naive_p, fast_p = DenoiseParams.reference(), DenoiseParams.fast()
+    run_diffusion(engine, sample[0], naive_p)  # warm-up of every path
+    run_diffusion(engine, sample[0], fast_p)
+    run_ar(ar, engine, sample[0])
+    tokens = sum(len(c.truth) for c in sample)
+    t = {"naive": 0.0, "fast": 0.0, "ar": 0.0}
+    forwards = {"naive": 0, "fast": 0}
+    agree = 0
+    for case in sample:
+        naive_ids, naive_f, naive_s = run_diffusion(engine, case, naive_p)
+        fast_ids, fast_f, fast_s = run_diffusion(engine, case, fast_p)
+        t["naive"] += naive_s
+        t["fast"] += fast_s
+        t["ar"] += run_ar(ar, engine, case)
+        forwards["naive"] += naive_f
+        forwards["fast"] += fast_f
+        agree += sum(a == b for a, b in zip(naive_ids, fast_ids))
+    return {
+        "cases": len(sample),
+        "mean_span": tokens / len(sample),
+        "naive_tok_s": tokens / t["naive"],
+        "fast_tok_s": tokens / t["fast"],
+        "ar_tok_s": tokens / t["ar"],
+        "speedup_vs_naive": t["naive"] / t["fast"],
+        "speedup_vs_ar": t["ar"] / t["fast"],
+        "tokens_per_forward": tokens / forwards["fast"],
+        "naive_tokens_per_forward": tokens / forwards["naive"],
+        "agreement": agree / tokens,
+    }
+
+
+def load_engine(args: argparse.Namespace) -> Engine:
+    if args.shape == "bundled":
+        return Engine.load(args.model, device=args.device)
+    from engine.testing import make_tiny_checkpoint
+
+    folder = make_tiny_checkpoint(tempfile.mkdtemp(prefix="dcomplete-shape-"), **OPEN_DCODER)
+    return Engine.load(folder, device=args.device)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.speed", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="default")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--cases", type=int, default=8)
+    parser.add_argument("--context", type=int, default=None, help="canvas token budget (default: the model's)")
+    parser.add_argument("--shape", choices=("bundled", "open-dcoder-0.5b"), default="bundled",
+                        help="open-dcoder-0.5b: a random model of that shape (absolute speed only)")
+    args = parser.parse_args(argv)
+    torch.manual_seed(0)
+    engine = load_engine(args)
+    ar = ar_model(engine)
+    rows: dict[str, dict[str, float]] = {}
+    for label, span, lines in SIZES:
+        sample = cases(engine, span or 0, args.cases, args.context, lines)
+        rows[label] = measure(engine, ar, sample)
+    head = f"{'span':>5} {'n':>3} {'tokens':>6} {'naive tok/s':>11} {'fast tok/s':>10} {'AR tok/s':>9} " \
+           f"{'x naive':>7} {'x AR':>5} {'tok/fwd':>7} {'agree':>6}"
+    print(f"model {engine.name} ({engine.family}, {engine.device}, {sum(p.numel() for p in engine.loaded.model.parameters()) / 1e6:.1f}M params); "
+          f"{platform.processor() or platform.machine()}, torch {torch.__version__}, threads {torch.get_num_threads()}")
+    print(head)
+    for label, r in rows.items():
+        print(f"{label:>5} {r['cases']:>3} {r['mean_span']:>6.1f} {r['naive_tok_s']:>11.1f} {r['fast_tok_s']:>10.1f} "
+              f"{r['ar_tok_s']:>9.1f} {r['speedup_vs_naive']:>7.2f} {r['speedup_vs_ar']:>5.2f} "
+              f"{r['tokens_per_forward']:>7.2f} {r['agreement']:>6.3f}")
+    headline = rows["32"]
+    summary = {
+        "benchmark": "speed", "model": engine.name, "device": engine.device, "shape": args.shape,
+        "speedup_vs_naive": round(headline["speedup_vs_naive"], 3),
+        "speedup_vs_ar": round(headline["speedup_vs_ar"], 3),
+        "tokens_per_forward": round(headline["tokens_per_forward"], 3),
+        "agreement": round(sum(r["agreement"] * r["mean_span"] * r["cases"] for r in rows.values())
+                           / sum(r["mean_span"] * r["cases"] for r in rows.values()), 4),
+        "sources": package_versions(),
+        "rows": {k: {m: round(v, 4) for m, v in r.items()} for k, r in rows.items()},
+    }
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
