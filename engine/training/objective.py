@@ -2,7 +2,8 @@
 
 Per sequence t ~ U(eps, 1); each maskable position is replaced by the mask id with probability t; the loss
 is the cross-entropy at the masked positions weighted by 1/t, summed and divided by the number of maskable
-positions (the per-token ELBO estimate Dream and DiffuCoder train on). Logits are shifted: the logit at
+positions (the per-token ELBO estimate Dream and DiffuCoder train on). The division is per row, then rows
+are averaged, so an infill canvas with a 20-token gap weighs as much as a fully maskable plain window. Logits are shifted: the logit at
 position i predicts token i+1, so masked position j is scored with logits[j - 1]; position 0 is always an
 unmasked BOS.
 """
@@ -55,13 +56,12 @@ def add_noise(
 def diffusion_loss(
     model: nn.Module, ids: torch.Tensor, maskable: torch.Tensor, noised: NoisedBatch
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(1/t-weighted loss normalised per maskable token, unweighted mean CE over masked tokens)."""
+    """(1/t-weighted loss per maskable token averaged over rows, unweighted mean CE over masked tokens)."""
     logits = model(noised.noisy)[:, :-1]
     targets = ids[:, 1:]
     masked = noised.masked[:, 1:]
-    picked = logits[masked].float()
-    ce = F.cross_entropy(picked, targets[masked], reduction="none")
-    weights = (1.0 / noised.t)[:, None].expand_as(masked)[masked]
-    denominator = maskable[:, 1:].sum().clamp(min=1)
-    loss = (ce * weights).sum() / denominator
+    ce = F.cross_entropy(logits[masked].float(), targets[masked], reduction="none")
+    rows = torch.nonzero(masked)[:, 0]
+    per_row = torch.zeros(ids.shape[0], device=ids.device).index_add(0, rows, ce / noised.t[rows])
+    loss = (per_row / maskable[:, 1:].sum(1).clamp(min=1)).mean()
     return loss, ce.mean().detach()
