@@ -92,7 +92,9 @@ class Session:
     async def _load_model(self) -> None:
         settings = self.settings
         failure = await self.scheduler.run_exclusive(lambda: self.backend.ensure_loaded(settings))
-        if failure is not None:
+        if failure is None:
+            self._shown_failure = None  # a later failure, even of the same spec, is news again
+        else:
             self._report_failure(failure)
 
     def _report_failure(self, failure: LoadFailure) -> None:
@@ -234,6 +236,10 @@ class Session:
         )
 
     async def completion(self, params: types.CompletionParams) -> types.CompletionList:
+        """The fallback for clients without inline completion. A client that has it (VS Code, Neovim
+        0.12) would otherwise pay for a second inference on every keystroke, so it gets no items."""
+        if self._client_has_inline_completion():
+            return types.CompletionList(is_incomplete=False, items=[])
         uri = params.text_document.uri
         automatic = (
             params.context is None or params.context.trigger_kind != types.CompletionTriggerKind.Invoked
@@ -246,6 +252,10 @@ class Session:
             is_incomplete=True,
             items=fallback_items(uri, query, suggestions, self.documents.encoding, item_ids),
         )
+
+    def _client_has_inline_completion(self) -> bool:
+        text_document = self.server.client_capabilities.text_document
+        return bool(text_document and text_document.inline_completion is not None)
 
     def _notify_status(self) -> None:
         self.server.protocol.notify(

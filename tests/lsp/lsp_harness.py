@@ -50,13 +50,14 @@ def make_one_token_checkpoint(folder: Path, token: str = "x") -> Path:
     return folder
 
 
-def capabilities(encodings: list[str] | None = None) -> types.ClientCapabilities:
-    """What VS Code 1.9x with languageclient 10 announces, for the parts the server reads."""
+def capabilities(encodings: list[str] | None = None, inline: bool = True) -> types.ClientCapabilities:
+    """What VS Code 1.9x with languageclient 10 announces, for the parts the server reads; without
+    `inline`, a client from before LSP 3.18."""
     return types.ClientCapabilities(
         general=types.GeneralClientCapabilities(position_encodings=encodings),
         text_document=types.TextDocumentClientCapabilities(
             synchronization=types.TextDocumentSyncClientCapabilities(),
-            inline_completion=types.InlineCompletionClientCapabilities(),
+            inline_completion=types.InlineCompletionClientCapabilities() if inline else None,
             completion=types.CompletionClientCapabilities(
                 completion_item=types.ClientCompletionItemOptions(
                     documentation_format=[types.MarkupKind.Markdown], preselect_support=True
@@ -171,7 +172,7 @@ def make_client() -> LanguageClient:
 
 @contextlib.asynccontextmanager
 async def start_server(
-    tmp_path: Path, settings: dict[str, Any], encodings: list[str] | None = None
+    tmp_path: Path, settings: dict[str, Any], encodings: list[str] | None = None, inline: bool = True
 ) -> AsyncIterator[Session]:
     client = make_client()
     recorded = Recorded()
@@ -192,7 +193,7 @@ async def start_server(
         init = await asyncio.wait_for(
             client.initialize_session(
                 types.InitializeParams(
-                    capabilities=capabilities(encodings),
+                    capabilities=capabilities(encodings, inline),
                     initialization_options={"dcomplete": settings},
                     root_uri=tmp_path.as_uri(),
                 )

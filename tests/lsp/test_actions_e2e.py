@@ -1,5 +1,6 @@
 """Code actions and commands end to end: one `workspace/applyEdit` per command carrying every spot,
-work-done progress, and cancellation from the progress UI and from `$/cancelRequest`.
+work-done progress, and cancellation from the progress UI and from `$/cancelRequest`. The client is
+one from before LSP 3.18 (no inline completion), so it also gets the `textDocument/completion` fallback.
 
 The checkpoint writes one identifier token everywhere (see `make_one_token_checkpoint`), so every
 filled hole parses and the number of spots in the edit is known in advance.
@@ -57,7 +58,8 @@ def parses(text: str) -> bool:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server(tmp_path_factory: pytest.TempPathFactory):
     model = make_one_token_checkpoint(tmp_path_factory.mktemp("one_token_model"))
-    async with start_server(tmp_path_factory.mktemp("server"), {"model": str(model), **FAST}) as session:
+    settings = {"model": str(model), **FAST}
+    async with start_server(tmp_path_factory.mktemp("server"), settings, inline=False) as session:
         await session.open(URI, TEXT)
         yield session
 
@@ -151,3 +153,19 @@ async def test_cancelling_the_progress_stops_the_command(server: Session) -> Non
     assert result["spots"] == 2
     await asyncio.sleep(0.2)
     assert len(server.recorded.edits) == edits_before + 1  # only the last run applied anything
+
+
+async def test_completion_fallback_inserts_through_a_text_edit(server: Session) -> None:
+    line = TEXT.split("\n")[5]  # "class Shape:  # 形状 🔷", a comment to complete
+    end = types.Position(5, len(line.encode("utf-16-le")) // 2)
+    result = await asyncio.wait_for(
+        server.client.text_document_completion_async(
+            types.CompletionParams(text_document=types.TextDocumentIdentifier(uri=URI), position=end)
+        ),
+        60,
+    )
+    assert isinstance(result, types.CompletionList) and len(result.items) == 1
+    item = result.items[0]
+    assert isinstance(item.text_edit, types.TextEdit) and item.text_edit.range == types.Range(end, end)
+    assert set(item.text_edit.new_text) == {"x"} and item.label == item.text_edit.new_text
+    assert item.command is not None and item.command.command == "dcomplete.accepted"

@@ -113,7 +113,7 @@ async def test_inline_completion_on_emoji_and_cjk_line(server: Session) -> None:
     assert events[-1]["event"] == "accepted" and events[-1]["itemId"] == accepted.arguments[0]["itemId"]
 
 
-async def test_completion_fallback_inserts_through_a_text_edit(server: Session) -> None:
+async def test_completion_is_left_to_inline_completion_when_the_client_has_it(server: Session) -> None:
     line, character = cursor()
     result = await asyncio.wait_for(
         server.client.text_document_completion_async(
@@ -121,12 +121,9 @@ async def test_completion_fallback_inserts_through_a_text_edit(server: Session) 
                 text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line, character)
             )
         ),
-        60,
+        10,
     )
-    assert isinstance(result, types.CompletionList) and len(result.items) == 1
-    edit = result.items[0].text_edit
-    assert isinstance(edit, types.TextEdit) and edit.new_text.strip()
-    assert edit.range.start == edit.range.end == types.Position(line, character)
+    assert isinstance(result, types.CompletionList) and len(result.items) == 0
 
 
 async def test_a_burst_of_automatic_requests_runs_one_inference(server: Session) -> None:
