@@ -94,6 +94,7 @@ class Session:
         failure = await self.scheduler.run_exclusive(lambda: self.backend.ensure_loaded(settings))
         if failure is None:
             self._shown_failure = None  # a later failure, even of the same spec, is news again
+            self._notify_status()
         else:
             self._report_failure(failure)
 
@@ -258,11 +259,8 @@ class Session:
         return bool(text_document and text_document.inline_completion is not None)
 
     def _notify_status(self) -> None:
-        self.server.protocol.notify(
-            STATUS_NOTIFICATION,
-            {
-                "model": self.settings.model,
-                "device": self.backend.device_name,
-                "lastLatencyMs": self.last_latency_ms,
-            },
-        )
+        """{model, device, lastLatencyMs}; before the first completion the latency is left out."""
+        status: dict[str, object] = {"model": self.settings.model, "device": self.backend.device_name}
+        if self.last_latency_ms is not None:
+            status["lastLatencyMs"] = self.last_latency_ms
+        self.server.protocol.notify(STATUS_NOTIFICATION, status)

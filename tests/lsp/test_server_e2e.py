@@ -99,7 +99,8 @@ async def test_inline_completion_on_emoji_and_cjk_line(server: Session) -> None:
         completed = apply_inline(current_text(), item)
         assert completed != current_text() and parses(completed)
         assert completed.split("\n")[1:] == current_text().split("\n")[1:]
-    await wait_until(lambda: server.recorded.statuses)
+    await wait_until(lambda: any("lastLatencyMs" in status for status in server.recorded.statuses))
+    assert "lastLatencyMs" not in server.recorded.statuses[0]  # the first one announces the loaded model
     status = server.recorded.statuses[-1]
     assert status["model"] and status["device"] == "cpu" and status["lastLatencyMs"] >= 0
 
