@@ -115,6 +115,8 @@ def export(run: Path, target: Path, tokenizer_dir: Path, which: str = "best") ->
     write_tokenizer_files(load_tokenizer(tokenizer_dir), staging)
     info = {"run": str(run), "step": saved["step"], "val_loss": saved.get("val_loss", saved.get("best_val"))}
     (staging / "training_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    for file in staging.iterdir():
+        file.chmod(0o644)  # safetensors writes 0600; the folder ships inside the package
     old = target.with_name(target.name + ".old")
     shutil.rmtree(old, ignore_errors=True)
     if target.exists():

@@ -102,6 +102,8 @@ def write_tokenizer_files(hf: PreTrainedTokenizerFast, folder: Path) -> None:
     config_path = folder / "tokenizer_config.json"
     config = json.loads(config_path.read_text(encoding="utf-8"))
     config.update(tokenizer_class="PreTrainedTokenizerFast", add_bos_token=False, add_eos_token=False)
+    for machine_local in ("is_local", "local_files_only"):
+        config.pop(machine_local, None)
     write_json_atomic(config_path, config)
     special = {"bos_token": BOS, "eos_token": EOS, "pad_token": EOS, "mask_token": MASK}
     write_json_atomic(folder / "special_tokens_map.json", special)
