@@ -187,17 +187,26 @@ def test_accept_word_takes_one_word(make_session, source_file: Path, renderer: s
 
 
 @pytest.mark.slow
-def test_infill_replaces_exactly_the_selected_lines(make_session, source_file: Path) -> None:
+@pytest.mark.parametrize(
+    ("ex_command", "server_command_name"),
+    [
+        ("DcompleteInfill", "dcomplete.regenerateSelection"),
+        ("DcompleteRefactor say it in fewer words", "dcomplete.refactorSelection"),
+    ],
+)
+def test_range_command_replaces_exactly_the_selected_lines(
+    make_session, source_file: Path, ex_command: str, server_command_name: str
+) -> None:
     session = make_session("extmark")
     session.open(source_file)
     before = session.text()
 
-    session.nvim.command(f"{INFILL_FIRST},{INFILL_LAST}DcompleteInfill")
+    session.nvim.command(f"{INFILL_FIRST},{INFILL_LAST}{ex_command}")
     session.wait_for(
-        lambda: session.tap()["commands"], GHOST_TIMEOUT_S, "the answer to dcomplete.regenerateSelection"
+        lambda: session.tap()["commands"], GHOST_TIMEOUT_S, f"the answer to {server_command_name}"
     )
     answer = session.tap()["commands"][0]
-    assert answer["params"]["command"] == "dcomplete.regenerateSelection"
+    assert answer["params"]["command"] == server_command_name
     assert not answer.get("err"), answer
     edits = session.tap()["edits"]
     assert len(edits) == 1, f"expected one workspace/applyEdit, got {edits!r}"
