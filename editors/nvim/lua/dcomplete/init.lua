@@ -81,7 +81,7 @@ function M.statusline()
   end
   parts[#parts + 1] = status.device
   if status.lastLatencyMs then
-    parts[#parts + 1] = ('%d ms'):format(status.lastLatencyMs)
+    parts[#parts + 1] = ('%d ms'):format(math.floor(status.lastLatencyMs + 0.5))
   end
   return table.concat(parts, ' · ')
 end
