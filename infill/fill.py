@@ -68,6 +68,7 @@ class _Attempt:
     edits: list[Edit | None]
     raws: list[Any]
     check: ParseCheck
+    dropped: list[str]
 
 
 class _Document:
@@ -128,6 +129,7 @@ class _Document:
         text, special, tokenizer = self.job.text, self.engine.special, self.engine.tokenizer
         edits: list[Edit | None] = []
         raws = []
+        dropped = []
         for slot, (start, end) in zip(self.canvas.slots, self.positions):
             kept = span_ids(self.current[start:end], special)
             shaped = shape_text(decode(tokenizer, kept), slot, text, self.spec)
@@ -137,10 +139,11 @@ class _Document:
             reason = drop_reason(new_text, text, spot.end, spot.start if spot.start == spot.end else None)
             raws.append((kept, shaped))
             if reason is not None or new_text == text[spot.start : spot.end]:
+                dropped.append(f"spot at offset {spot.start}: {reason or 'the result equals the original'}")
                 edits.append(None)
                 continue
             edits.append(Edit(spot.start, spot.end, new_text, tuple(kept)))
-        return _Attempt(edits, raws, check_filled(text, edits, self.baseline, self.spec))
+        return _Attempt(edits, raws, check_filled(text, edits, self.baseline, self.spec), dropped)
 
     def wants_retry(self) -> bool:
         if self.cancelled or not self.attempts:
@@ -167,6 +170,7 @@ class _Document:
             return FillResult([], canvas_ids, self.stats, True, ["cancelled"], 0)
         best = min(self.attempts, key=lambda a: a.check.added)
         edits = list(best.edits)
+        self.notes.extend(best.dropped)
         if best.check.added > 0 and not self.options.keep_invalid:
             blamed = [i for i, w in enumerate(best.check.where) if w is not None] or list(range(len(edits)))
             for index in blamed:

@@ -175,5 +175,6 @@ def _cut_warning(text: str, start: int, end: int, spec: LanguageSpec, lines: Lin
         cut = child if child.is_named else holder
         first = lines.line_of(bytemap.to_offset(cut.start_byte)) + 1
         last = lines.line_of(bytemap.to_offset(max(cut.end_byte - 1, cut.start_byte))) + 1
-        return f"the range cuts through a {cut.type} (lines {first}-{last})"
+        article = "an" if cut.type[:1] in "aeiou" else "a"
+        return f"the range cuts through {article} {cut.type} (lines {first}-{last})"
     return None
