@@ -84,12 +84,24 @@ def test_bad_input_exits_2_and_touches_nothing(workdir: Path, args: list[str], m
 
 
 @pytest.mark.slow
-def test_unknown_model_exits_2(workdir: Path) -> None:
+@pytest.mark.parametrize(
+    ("option", "value", "named"),
+    [("--model", "no-such-model", "no-such-model"), ("--device", "nonsense", "nonsense")],
+)
+def test_unknown_model_or_device_exits_2(workdir: Path, option: str, value: str, named: str) -> None:
     before = snapshot(workdir)
-    run = dcomplete("infill", "app.py:2", "--model", str(workdir / "no-such-model"), "--write", cwd=workdir)
+    run = dcomplete("infill", "app.py:2", option, value, "--write", cwd=workdir)
     assert run.returncode == 2
-    assert "no-such-model" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert named in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert snapshot(workdir) == before
+
+
+@pytest.mark.slow
+def test_bundled_default_model_serves_the_cli(workdir: Path) -> None:
+    run = dcomplete("infill", "app.py:6", "--json", "--retries", "0", cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["stats"]["forward_passes"] > 0 and len(result["canvas_ids"]) > 10
 
 
 def apply_lsp_edits(text: str, edits: list[dict]) -> str:
