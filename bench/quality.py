@@ -13,8 +13,9 @@ bench.humaneval_exec), SantaCoder-FIM exact match, and the parse rate of the fil
 
 Stdout ends with one JSON line. Its top-level metrics are dcomplete's default row (fast sampler, own
 length) as fractions in [0, 1], or null when that row was not run. Model rows also count `no_spot`
-(plan_completion declined) and `no_edit` (infill dropped the edit, e.g. it did not parse): both leave the
-document unfilled, which still counts in the parse rate, so read the parse rate next to them.
+(plan_completion declined) and `no_edit` (infill returned no edit; `fill_notes` tallies its reasons, e.g.
+"empty result"): both leave the document unfilled, which still counts in the parse rate, so read the
+parse rate next to them.
 --plot sweeps the threshold over the whole single-line subset six times: use --limit on a CPU.
 """
 from __future__ import annotations
@@ -26,6 +27,7 @@ import os
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -55,6 +57,7 @@ class RowTally:
     seconds: float = 0.0
     no_spot: int = 0
     no_edit: int = 0
+    notes: Counter[str] = field(default_factory=Counter)
     filled: dict[str, list[Filled]] = field(default_factory=dict)
 
 
@@ -134,6 +137,7 @@ def model_completer(engine: object, params: object, length: str) -> Completer:
         tally.new_tokens += result.stats.new_tokens
         tally.forward_passes += result.stats.forward_passes
         tally.seconds += result.stats.seconds
+        tally.notes.update(note.split(": ", 1)[-1] for note in result.notes)
         edit = result.edits[0] if result.edits else None
         if edit is None:
             tally.no_edit += 1
@@ -192,7 +196,7 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int,
     documents = [f.document for b in ("single", "multi") for f in tally.filled.get(b, [])]
     row["parse_rate"] = sum(map(parses, documents)) / len(documents) if documents else None
     if tally.seconds > 0:
-        row["no_spot"], row["no_edit"] = tally.no_spot, tally.no_edit
+        row["no_spot"], row["no_edit"], row["fill_notes"] = tally.no_spot, tally.no_edit, dict(tally.notes)
         row["new_tokens"] = tally.new_tokens
         row["model_seconds"] = round(tally.seconds, 3)
         row["tokens_per_second"] = round(tally.new_tokens / tally.seconds, 2)
