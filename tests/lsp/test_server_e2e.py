@@ -53,7 +53,7 @@ def apply_inline(text: str, item: types.InlineCompletionItem) -> str:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server(tiny_dream: Path, tmp_path_factory: pytest.TempPathFactory):
-    settings = {"model": str(tiny_dream), "debounceMs": 200, **FAST}
+    settings = {"model": str(tiny_dream), "debounceMs": 500, **FAST}
     async with start_server(tmp_path_factory.mktemp("server"), settings) as session:
         await session.open(URI, TEXT)
         first_line = TEXT.split("\n")[0]
