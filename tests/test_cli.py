@@ -239,7 +239,7 @@ def run_with_terminal_stderr(argv: list[str], cwd: Path) -> tuple[subprocess.Com
 
 
 @pytest.mark.slow
-def test_refactor_patch_applies_and_failed_check_restores(workdir: Path, tiny_dream: Path) -> None:
+def test_refactor_patch_write_and_failed_check_restores(workdir: Path, tiny_dream: Path) -> None:
     common = [
         "refactor",
         "app.py",
@@ -266,6 +266,13 @@ def test_refactor_patch_applies_and_failed_check_restores(workdir: Path, tiny_dr
     )
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert "<|hole" not in (copy / "holes.py").read_text()
+
+    originals = snapshot(workdir)
+    passed = dcomplete(*common, "--write", "--check", "test -e app.py", cwd=workdir)
+    assert passed.returncode == 0, passed.stderr
+    for name in ("app.py", "holes.py"):
+        assert (workdir / name).read_bytes() == (copy / name).read_bytes()
+        (workdir / name).write_bytes(originals[name])
 
     before = snapshot(workdir)
     check = dcomplete(*common, "--write", "--check", "test ! -e app.py", cwd=workdir)
