@@ -144,23 +144,21 @@ def byte_to_offset(text: str, byte: int) -> int:
 
 
 class ByteMap:
-    """str offset <-> UTF-8 byte offset for one text in O(log n) per lookup (many nodes of one tree)."""
+    """str offset <-> UTF-8 byte offset for one text (tree-sitter nodes of one tree).
+
+    Each lookup slices and re-encodes in C, which beats a per-character table in Python for the few
+    lookups a plan or a parse check makes, even on large files.
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._ascii = text.isascii()
-        if not self._ascii:
-            self._byte_of: list[int] = [0] * (len(text) + 1)
-            total = 0
-            for index, char in enumerate(text):
-                self._byte_of[index] = total
-                total += _unit_length(char, "utf-8")
-            self._byte_of[len(text)] = total
+        self._encoded = text.encode("utf-8")
 
     def to_byte(self, offset: int) -> int:
-        return offset if self._ascii else self._byte_of[offset]
+        return offset if self._ascii else len(self.text[:offset].encode("utf-8"))
 
     def to_offset(self, byte: int) -> int:
         if self._ascii:
             return byte
-        return bisect.bisect_right(self._byte_of, byte) - 1
+        return len(self._encoded[:byte].decode("utf-8", errors="ignore"))

@@ -27,10 +27,22 @@ def iter_leaves(
         stack.extend(reversed(current.children))
 
 
-def last_leaf_before(tree: tree_sitter.Tree, byte: int) -> tree_sitter.Node | None:
+def scope_start(tree: tree_sitter.Tree, byte: int) -> int:
+    """Start of the top-level node that holds (or last starts before) `byte`: bracket and token
+    scans begin there instead of at the top of the file. An unclosed bracket further up makes the
+    parser wrap everything after it in one top-level ERROR, so nothing open is missed."""
+    start = 0
+    for child in tree.root_node.children:
+        if child.start_byte >= byte:
+            break
+        start = child.start_byte
+    return start
+
+
+def last_leaf_before(tree: tree_sitter.Tree, byte: int, from_byte: int = 0) -> tree_sitter.Node | None:
     """The last real (non-MISSING, non-empty) token ending at or before `byte`."""
     found = None
-    for leaf in iter_leaves(tree.root_node, 0, byte):
+    for leaf in iter_leaves(tree.root_node, from_byte, byte):
         if leaf.end_byte <= byte and not leaf.is_missing and leaf.end_byte > leaf.start_byte:
             found = leaf
     return found

@@ -17,7 +17,7 @@ from typing import Any
 from infill.languages import LanguageSpec, get_language
 from infill.positions import ByteMap, LineIndex
 from infill.spots import Spot
-from infill.syntax import last_leaf_before, open_brackets
+from infill.syntax import last_leaf_before, open_brackets, scope_start
 
 LINE_TOKENS = 16
 BLOCK_TOKENS = 48
@@ -65,8 +65,9 @@ def plan_completion(text: str, offset: int, language: str | LanguageSpec = "pyth
             return _spot(offset, LINE_TOKENS, "line")
         here = here.parent
 
-    brackets = open_brackets(tree, cursor)
-    last = last_leaf_before(tree, cursor)
+    scope = scope_start(tree, cursor)
+    brackets = open_brackets(tree, cursor, scope)
+    last = last_leaf_before(tree, cursor, scope)
     if brackets:
         opened_last = last is not None and last.start_byte == brackets[-1].start_byte
         return _spot(

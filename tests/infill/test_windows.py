@@ -26,6 +26,9 @@ COMPLETIONS = [
     ('message = "hello, |"', "line", LINE_TOKENS),
     ("# compute the |", "line", LINE_TOKENS),
     ("values.|", "line", LINE_TOKENS),
+    ("items = [\n    1,\n    2,\n    |\n", "line", LINE_TOKENS),
+    ("data = load(\n    'a',\n\nvalue = 1\n\nx = (|", "block", BLOCK_TOKENS),
+    ("import os\nresult = call(\n    os.path,\n    |", "line", LINE_TOKENS),
     # nothing to do
     ("result = comp|ute(a)", None, 0),
     ("x = |compute(a)", None, 0),
@@ -104,3 +107,14 @@ def test_regenerate_last_line_without_a_break() -> None:
 def test_regenerate_rejects_lines_outside_the_file(start: int, end: int) -> None:
     with pytest.raises(ValueError, match="not inside the file"):
         plan_regenerate(SOURCE, start, end, "python")
+
+
+def test_planning_a_large_file_stays_fast() -> None:
+    import time
+
+    one = 'def f{0}(x):\n    """Doc 世界 {0}."""\n    return [x, {{"k": (x, {0})}}]\n\n\n'
+    text = "".join(one.format(i) for i in range(1500)) + "def last(y):\n    "
+    started = time.perf_counter()
+    spot = plan_completion(text, len(text))
+    assert spot is not None and spot.kind == "block"
+    assert time.perf_counter() - started < 0.5
