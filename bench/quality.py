@@ -251,12 +251,7 @@ def summary(rows: dict[str, dict], args: argparse.Namespace, suite: Suite) -> di
 
 def sweep_and_plot(engine: object, suite: Suite, png: str, seed: int, workers: int | None) -> list[dict]:
     """The quality/speed knob: single-line pass@1 and tokens/s of the fast sampler (own length) against
-    its confidence threshold, written as a PNG (atomically: a temporary file renamed into place)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
+    its confidence threshold."""
     points = []
     for threshold in PLOT_THRESHOLDS:
         name = f"dcomplete/fast@{threshold}/own"
@@ -265,20 +260,32 @@ def sweep_and_plot(engine: object, suite: Suite, png: str, seed: int, workers: i
         points.append({"threshold": threshold, "pass_at_1_single": row["pass_at_1_single"],
                        "tokens_per_second": row.get("tokens_per_second"),
                        "tokens_per_forward": row.get("tokens_per_forward")})
+    write_knob_plot(points, len(suite.single), png)
+    return points
+
+
+def write_knob_plot(points: Sequence[dict], n_single: int, png: str) -> None:
+    """Plot pass@1 (left axis) and tokens/s (right axis) against the threshold; the PNG is written to a
+    temporary file in the same folder and renamed into place, so a failed run leaves no partial file."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    thresholds = [p["threshold"] for p in points]
     figure, quality_axis = pyplot.subplots(figsize=(6, 4))
-    quality_axis.plot(PLOT_THRESHOLDS, [100 * p["pass_at_1_single"] for p in points], "o-", color="tab:blue")
+    pass_percent = [100 * (p["pass_at_1_single"] or 0) for p in points]
+    quality_axis.plot(thresholds, pass_percent, "o-", color="tab:blue")
     quality_axis.set_ylim(0, 100)
     quality_axis.set_xlabel("confidence threshold (fast sampler)")
-    quality_axis.set_ylabel(f"HumanEval-infilling single-line pass@1 % (n={len(suite.single)})",
-                            color="tab:blue")
+    quality_axis.set_ylabel(f"HumanEval-infilling single-line pass@1 % (n={n_single})", color="tab:blue")
     speed_axis = quality_axis.twinx()
-    speed_axis.plot(PLOT_THRESHOLDS, [p["tokens_per_second"] or 0 for p in points], "s--", color="tab:orange")
+    speed_axis.plot(thresholds, [p["tokens_per_second"] or 0 for p in points], "s--", color="tab:orange")
     speed_axis.set_ylim(bottom=0)
     speed_axis.set_ylabel("generated tokens / s", color="tab:orange")
     quality_axis.set_title("dcomplete: quality/speed knob")
     figure.tight_layout()
-    folder = os.path.dirname(os.path.abspath(png))
-    handle, temporary = tempfile.mkstemp(suffix=".png", dir=folder)
+    handle, temporary = tempfile.mkstemp(suffix=".png", dir=os.path.dirname(os.path.abspath(png)))
     os.close(handle)
     try:
         figure.savefig(temporary, dpi=120)
@@ -288,7 +295,6 @@ def sweep_and_plot(engine: object, suite: Suite, png: str, seed: int, workers: i
         if os.path.exists(temporary):
             os.unlink(temporary)
     _progress(f"plot written: {png}")
-    return points
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -189,3 +189,15 @@ def test_model_rows_go_through_the_infill_api_on_a_tiny_checkpoint(tiny_dream: P
         assert filled.document.startswith(task.prefix) and filled.document.endswith(task.suffix)
         inserted = len(filled.document) - len(task.prefix) - len(task.suffix)
         assert inserted == len(filled.completion) + (1 if length == "own" else 0)
+
+
+
+def test_knob_plot_is_written_atomically(tmp_path: Path) -> None:
+    from bench.quality import PLOT_THRESHOLDS, write_knob_plot
+
+    points = [{"threshold": t, "pass_at_1_single": t / 2, "tokens_per_second": 10 * t}
+              for t in PLOT_THRESHOLDS]
+    png = tmp_path / "knob.png"
+    write_knob_plot(points, n_single=7, png=str(png))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["knob.png"]
