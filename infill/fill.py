@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from infill.canvas import Canvas, build_canvas, check_spots, instruction_header
+from infill.canvas import Canvas, ContextOverflow, build_canvas, check_spots, instruction_header
 from infill.languages import LanguageSpec, get_language
 from infill.postprocess import (
     balance_brackets,
@@ -84,19 +84,12 @@ class _Document:
         if grow is None:
             grow = sum(GROW_PER_SPOT[s.kind] for s in spots)
         header = instruction_header(options.instruction, self.spec.comment_prefix)
-        probe = build_canvas(
-            job.text, spots, engine.tokenizer, engine.special, engine.max_length, header=header
-        )
-        self.max_grow = max(0, min(grow, engine.max_length - len(probe.ids)))
-        self.canvas: Canvas = build_canvas(
-            job.text,
-            spots,
-            engine.tokenizer,
-            engine.special,
-            engine.max_length,
-            header=header,
-            reserve=self.max_grow,
-        )
+        self.max_grow = grow
+        try:
+            self.canvas: Canvas = self._build(spots, header, reserve=grow)
+        except ContextOverflow:
+            self.canvas = self._build(spots, header, reserve=0)
+            self.max_grow = max(0, engine.max_length - len(self.canvas.ids))
         self.baseline: Baseline = baseline(job.text, self.spec)
         from engine import Stats  # engine (torch) loads only when a fill runs
 
@@ -106,6 +99,20 @@ class _Document:
         self.positions: list[tuple[int, int]] = []
         self.attempts: list[_Attempt] = []
         self.notes: list[str] = []
+
+    def _build(self, spots: list[Spot], header: str, reserve: int) -> Canvas:
+        """The canvas, with `reserve` tokens of the context kept free for span growth (distant
+        context lines give way to growth room)."""
+        engine = self.engine
+        return build_canvas(
+            self.job.text,
+            spots,
+            engine.tokenizer,
+            engine.special,
+            engine.max_length,
+            header=header,
+            reserve=reserve,
+        )
 
     def first_request(self) -> InfillRequest:
         from engine import InfillRequest
