@@ -134,3 +134,15 @@ def test_instruction_is_a_comment_block_at_the_top_of_the_canvas(engine: Engine)
     assert result.canvas_ids[0] == bos
     decoded = engine.tokenizer.decode(result.canvas_ids[1:], clean_up_tokenization_spaces=False)
     assert decoded.startswith("# Instruction: use pathlib\ndef one(x):\n")
+
+
+def test_a_long_file_keeps_room_for_growth(engine: Engine) -> None:
+    text = "".join(f"value_{i} = compute({i}, 'label {i}')\n" for i in range(400))
+    spot = plan_regenerate(text, 200, 201, "python", tokenizer=engine.tokenizer)
+    recorder = Recording(engine)
+    fill(recorder, text, [spot], DenoiseParams(), options=FillOptions(retries=0, keep_invalid=True))
+    (request,) = recorder.calls[0]
+    assert request.max_grow == 32
+    assert len(request.canvas) + request.max_grow <= engine.max_length
+    decoded = engine.tokenizer.decode(request.canvas, clean_up_tokenization_spaces=False)
+    assert "value_199 = " in decoded and "value_202 = " in decoded and "value_0 = " not in decoded
