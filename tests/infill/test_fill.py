@@ -145,4 +145,5 @@ def test_a_long_file_keeps_room_for_growth(engine: Engine) -> None:
     assert request.max_grow == 32
     assert len(request.canvas) + request.max_grow <= engine.max_length
     decoded = engine.tokenizer.decode(request.canvas, clean_up_tokenization_spaces=False)
-    assert "value_199 = " in decoded and "value_202 = " in decoded and "value_0 = " not in decoded
+    assert "value_198 = " in decoded and "value_201 = " in decoded and "value_199 = " not in decoded
+    assert "value_0 = " not in decoded
