@@ -172,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
     engine = load_engine(args)
     work = [(plan, spots_for(plan, args, engine.tokenizer)) for plan in plans]
     work = [(plan, spots) for plan, spots in work if spots]
+    if not work:
+        print(f"dcomplete: nothing to regenerate in {len(plans)} files", file=sys.stderr)
     progress = Progress(len(work), enabled=sys.stderr.isatty())
     outputs = []
     for first in range(0, len(work), args.batch):
