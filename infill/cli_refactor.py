@@ -162,18 +162,18 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput("--check runs after --write; add --write")
     plans = plan_files(args)
     try:
-        for plan in plans:
-            spots_for(plan, args)
+        found = sum(len(spots_for(plan, args)) for plan in plans)
     except BadQuery as exc:
         raise BadInput(str(exc)) from None
+    if not found:
+        print(f"dcomplete: nothing to regenerate in {len(plans)} files", file=sys.stderr)
+        return 0
     options = fill_options(args, instruction=args.instruction)
     params = denoise_params(args)
 
     engine = load_engine(args)
     work = [(plan, spots_for(plan, args, engine.tokenizer)) for plan in plans]
     work = [(plan, spots) for plan, spots in work if spots]
-    if not work:
-        print(f"dcomplete: nothing to regenerate in {len(plans)} files", file=sys.stderr)
     progress = Progress(len(work), enabled=sys.stderr.isatty())
     outputs = []
     for first in range(0, len(work), args.batch):

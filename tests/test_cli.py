@@ -52,6 +52,13 @@ def test_help_lists_subcommands_and_examples(workdir: Path) -> None:
     assert run.returncode == 0 and "patch -p1" in run.stdout
 
 
+def test_refactor_without_spots_exits_0_before_loading_a_model(workdir: Path) -> None:
+    before = snapshot(workdir)
+    run = dcomplete("refactor", "app.py", "--holes", "--write", "--model", "no-such-model", cwd=workdir)
+    assert run.returncode == 0 and "nothing to regenerate in 1 files" in run.stderr
+    assert snapshot(workdir) == before
+
+
 BAD_INPUTS = [
     (["infill", "missing.py:1"], "missing.py: no such file"),
     (["infill", "folder:1"], "folder: is a directory"),
