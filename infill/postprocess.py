@@ -2,8 +2,9 @@
 
 1. `span_ids`: cut the span at its first EOS/pad (the model fills unused slots with them).
 2. `shape_text`: drop the moved indentation (canvas `Slot.lead`), keep one line for a "line" spot,
-   stop a block completion at the first line that leaves the window's indentation scope, end a
-   regenerated range of whole lines with a line break.
+   stop a block completion at the first line that leaves the window's indentation scope, cut a line
+   repeated three times in a row, and end a regenerated range with the same line breaks (blank
+   lines included) as the text it replaces.
 3. `trim_suffix_echo`: remove trailing lines that repeat the lines right after the spot.
 4. `balance_brackets`: stop at the first closer that would close a bracket the text after the spot
    already closes (or that matches nothing).
@@ -72,13 +73,25 @@ def shape_text(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> Shaped:
         if spot.kind == "line":
             body = body.split("\n", 1)[0].rstrip("\r")
         else:
-            body = _limit_scope(body, slot, text, spec)
-    else:
-        replaced = text[spot.start : spot.end]
-        body = body.rstrip(" \t")
-        if replaced.endswith("\n") and body and not body.endswith("\n"):
-            return Shaped(body + ("\r\n" if replaced.endswith("\r\n") else "\n"), raw, begin)
+            body = _limit_scope(_cut_repetition(body), slot, text, spec)
+        return Shaped(body, raw, begin)
+    replaced = text[spot.start : spot.end]
+    body = _cut_repetition(body).rstrip()
+    if body:
+        body += replaced[len(replaced.rstrip("\r\n")) :]
     return Shaped(body, raw, begin)
+
+
+def _cut_repetition(body: str, limit: int = 3) -> str:
+    """Keep one copy of a non-blank line that repeats `limit` times in a row (a model stuck in a loop)."""
+    lines = body.split("\n")
+    run = 1
+    for index in range(1, len(lines)):
+        current = lines[index].strip()
+        run = run + 1 if current and current == lines[index - 1].strip() else 1
+        if run == limit:
+            return "\n".join(lines[: index - limit + 2])
+    return body
 
 
 def _limit_scope(body: str, slot: Slot, text: str, spec: LanguageSpec) -> str:

@@ -40,10 +40,28 @@ def test_block_completion_stops_where_the_indentation_leaves_the_body() -> None:
     assert shaped.text == "\n    y = x * 2\n    return y"
 
 
-def test_regenerated_lines_end_with_a_line_break() -> None:
+def test_regenerated_lines_end_with_the_line_breaks_they_replace() -> None:
     text = "a = 1\nb = 2\n"
     slot = Slot(Spot(6, 12, 8, "line"), 0, 8)
     assert shape_text("b = 3", slot, text, PYTHON).text == "b = 3\n"
+    assert shape_text("b = 3\n\n\n\n  ", slot, text, PYTHON).text == "b = 3\n"
+    blank_after = "def f():\n    pass\n\n\nx = 1\n"
+    slot = Slot(Spot(0, 20, 16, "block"), 0, 16)
+    assert (
+        shape_text("def f():\n    return 1", slot, blank_after, PYTHON).text == "def f():\n    return 1\n\n\n"
+    )
+    crlf = "a = 1\r\nb = 2\r\n"
+    slot = Slot(Spot(7, 14, 8, "line"), 0, 8)
+    assert shape_text("b = 3", slot, crlf, PYTHON).text == "b = 3\r\n"
+
+
+def test_a_line_repeated_three_times_is_cut_to_one() -> None:
+    text = "def f(x):\n\nprint(f(1))\n"
+    slot = Slot(Spot(9, 9, 32, "block"), 0, 32)
+    looped = "\n    x += 1\n    x += 1\n    x += 1\n    x += 1\n    return x"
+    assert shape_text(looped, slot, text, PYTHON).text == "\n    x += 1"
+    twice = "\n    x += 1\n    x += 1\n    return x"
+    assert shape_text(twice, slot, text, PYTHON).text == twice
 
 
 def test_trailing_echo_of_the_suffix_is_removed() -> None:
