@@ -1,8 +1,9 @@
 """Edit windows: where a completion or a regeneration goes, and how many masks it starts with.
 
 Window sizes (initial mask counts; the engine grows a span that fills without an EOS, see fill.py):
-- LINE_TOKENS = 16 for one line: a Python line is 8-12 tokens on average with a BPE code tokenizer,
-  and unused slots cost one forward's worth of attention, not extra steps;
+- LINE_TOKENS = 16 for one line: a Python line is 8-12 tokens on average with a BPE code tokenizer;
+  with the threshold sampler the unused slots fill with EOS at high confidence in the first steps,
+  so slack costs attention width more than steps;
 - BLOCK_TOKENS = 48 for a control-flow body or the contents of a bracket opened at the end of a line
   (2-4 lines);
 - BODY_TOKENS = 64 for the body of a `def` / `class` (4-6 lines); a longer body grows.
