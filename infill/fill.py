@@ -165,7 +165,7 @@ class _Document:
             if where is None:
                 continue
             offsets = token_offsets(self.engine.tokenizer, kept)
-            lo, hi = remask_range(offsets, end - start, shaped.raw, shaped.raw_start + where)
+            lo, hi = remask_range(offsets, end - start, shaped.raw, shaped.raw_offset(where))
             canvas[start + lo : start + hi] = [self.engine.special.mask_id] * (hi - lo)
         from engine import InfillRequest
 

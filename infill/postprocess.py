@@ -10,8 +10,10 @@
    already closes (or that matches nothing).
 5. `drop_reason`: a result that is empty, only repeats the text after the spot, or (for an insertion)
    starts by repeating the line above is dropped.
-Every filter keeps the result a slice of the decoded span (`Shaped.raw_start`), so a parse error in
-the result maps back to the span's tokens for re-masking (repair.py).
+6. `match_indentation`: re-indent the result's lines with the file's style (tabs or N spaces).
+Filters only cut the result's tail, re-indent, or append line breaks, so each line of the result is a
+line of the decoded span: `Shaped.raw_offset` maps a parse error in the result back to the span's
+tokens for re-masking (repair.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from infill.positions import ByteMap
 from infill.syntax import CLOSERS, OPENERS, bracket_tokens, open_brackets
 
 _INDENT = re.compile(r"[ \t]*")
+SPACES_PER_LEVEL = 4
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,25 @@ class Shaped:
     text: str
     raw: str
     raw_start: int
+
+    def raw_offset(self, where: int) -> int:
+        """The offset in `raw` of `text[where]`: same line, same column after the indentation
+        (re-indenting changes only the indentation of a line)."""
+        line = self.text.count("\n", 0, where)
+        column = where - (self.text.rfind("\n", 0, where) + 1)
+        start = self.raw_start
+        for _ in range(line):
+            found = self.raw.find("\n", start)
+            if found == -1:
+                return len(self.raw)
+            start = found + 1
+        end = self.raw.find("\n", start)
+        end = len(self.raw) if end == -1 else end
+        text_line = self.text[where - column :].split("\n", 1)[0]
+        raw_line = self.raw[start:end]
+        text_indent = len(text_line) - len(text_line.lstrip(" \t"))
+        raw_indent = len(raw_line) - len(raw_line.lstrip(" \t"))
+        return min(start + raw_indent + max(column - text_indent, 0), end)
 
 
 def span_ids(ids: list[int] | tuple[int, ...], special: Specials) -> list[int]:
@@ -73,10 +95,12 @@ def shape_text(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> Shaped:
         if spot.kind == "line":
             body = body.split("\n", 1)[0].rstrip("\r")
         else:
-            body = _limit_scope(_cut_repetition(body), slot, text, spec)
+            body = match_indentation(_cut_repetition(body), indent_unit(text), first_line_fixed=True)
+            body = _limit_scope(body, slot, text, spec)
         return Shaped(body, raw, begin)
     replaced = text[spot.start : spot.end]
-    body = _cut_repetition(body).rstrip()
+    at_line_start = spot.start == 0 or text[spot.start - 1] == "\n"
+    body = match_indentation(_cut_repetition(body).rstrip(), indent_unit(text), not at_line_start)
     if body:
         body += replaced[len(replaced.rstrip("\r\n")) :]
     return Shaped(body, raw, begin)
@@ -154,6 +178,42 @@ def balance_brackets(text: str, start: int, end: int, new_text: str, spec: Langu
         else:
             return new_text[: bytemap.to_offset(byte) - start].rstrip()
     return new_text
+
+
+def indent_unit(text: str) -> str | None:
+    """The file's indentation: "\t", or the smallest space indent (2-8), or None when nothing is indented."""
+    tabs = spaces = 0
+    smallest = 0
+    for line in text.split("\n"):
+        if line.startswith("\t"):
+            tabs += 1
+        elif line.startswith(" ") and line.strip():
+            spaces += 1
+            width = len(line) - len(line.lstrip(" "))
+            smallest = width if not smallest else min(smallest, width)
+    if tabs == spaces == 0:
+        return None
+    return "\t" if tabs > spaces else " " * min(max(smallest, 2), 8)
+
+
+def match_indentation(body: str, unit: str | None, first_line_fixed: bool) -> str:
+    """Re-indent lines indented in the other style (tabs in a space-indented file or the reverse).
+
+    Spaces become tabs at SPACES_PER_LEVEL spaces a level (PEP 8; what code models write)."""
+    if unit is None:
+        return body
+    lines = body.split("\n")
+    own_unit = SPACES_PER_LEVEL
+    for index, line in enumerate(lines):
+        if (index == 0 and first_line_fixed) or not line.strip():
+            continue
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if unit == "\t" and " " in indent:
+            width = len(indent.expandtabs(own_unit))
+            lines[index] = "\t" * (width // own_unit) + " " * (width % own_unit) + line[len(indent) :]
+        elif unit != "\t" and "\t" in indent:
+            lines[index] = indent.replace("\t", unit) + line[len(indent) :]
+    return "\n".join(lines)
 
 
 def drop_reason(new_text: str, text: str, end: int, start: int | None = None) -> str | None:

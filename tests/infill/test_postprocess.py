@@ -5,9 +5,11 @@ from engine.testing import tiny_tokenizer
 from infill.canvas import Slot
 from infill.languages import get_language
 from infill.postprocess import (
+    Shaped,
     balance_brackets,
     decode,
     drop_reason,
+    indent_unit,
     shape_text,
     span_ids,
     token_offsets,
@@ -133,3 +135,27 @@ def test_parse_check_ignores_errors_the_original_already_had() -> None:
     assert original.count > 0
     check = check_filled(text, [Edit(23, 28, "x = 2\n", ())], original, PYTHON)
     assert check.added == 0
+
+
+def test_results_take_the_files_indentation_style() -> None:
+    tabbed = "def f(x):\n\tif x:\n\t\t\n\treturn x\n"
+    cursor = tabbed.index("\t\t\n") + 2
+    slot = Slot(Spot(cursor, cursor, 32, "block"), 0, 32, lead="\t\t")
+    shaped = shape_text("\t\ty = 1\n        z = 2\n          w = 3", slot, tabbed, PYTHON)
+    assert shaped.text == "y = 1\n\t\tz = 2\n\t\t  w = 3"
+    spaced = "def g():\n    pass\n"
+    slot = Slot(Spot(9, 18, 16, "block"), 0, 16)
+    assert (
+        shape_text("\tif True:\n\t\treturn 1", slot, spaced, PYTHON).text
+        == "    if True:\n        return 1\n"
+    )
+    assert indent_unit(spaced) == "    " and indent_unit(tabbed) == "\t" and indent_unit("x = 1\n") is None
+
+
+def test_raw_offset_maps_a_reindented_line_back_to_the_span() -> None:
+    raw = "\tif True:\n\t\treturn (1\n"
+    shaped = Shaped("    if True:\n        return (1\n", raw, 0)
+    where = shaped.text.index("(")
+    assert raw[shaped.raw_offset(where)] in "n ("
+    assert shaped.raw_offset(where) > raw.index("\n")
+    assert shaped.raw_offset(len(shaped.text)) <= len(raw)
