@@ -20,7 +20,8 @@ class LanguageSpec:
     `block_openers` are statements that end a header line with an opener (`:` in Python) and own an
     indented body; `function_keywords` are the tokens of a header whose body is a whole function or
     class (a longer window); `statements` are the node types that make up a body; `strings` and `comments` are
-    the node types inside which completion is restricted to the end of the line.
+    the node types inside which completion is restricted to the end of the line; `containers` are the
+    sequences (file, body) whose consecutive children a line range may replace without cutting anything.
     """
 
     id: str
@@ -32,6 +33,7 @@ class LanguageSpec:
     statements: frozenset[str]
     strings: frozenset[str]
     comments: frozenset[str]
+    containers: frozenset[str] = frozenset({"module", "block"})
     block_header_end: str = ":"
     grammar_function: str = "language"
 

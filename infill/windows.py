@@ -154,8 +154,9 @@ def count_tokens(text: str, tokenizer: Any = None) -> int:
 def _cut_warning(text: str, start: int, end: int, spec: LanguageSpec, lines: LineIndex) -> str | None:
     """Name the node that [start, end) cuts through, if any.
 
-    The range is clean when it is a union of whole children of the smallest node that holds it
-    (consecutive statements, a whole body, a whole function).
+    The range is clean when it is a union of whole children of the smallest node that holds it and
+    that node is a sequence (`spec.containers`: consecutive statements of a module or a body), or
+    when it is that whole node (a whole function). A function's header without its body is a cut.
     """
     segment = text[start:end]
     stripped = segment.strip()
@@ -174,9 +175,14 @@ def _cut_warning(text: str, start: int, end: int, spec: LanguageSpec, lines: Lin
             continue
         if low <= child.start_byte and child.end_byte <= high:
             continue
-        cut = child if child.is_named else holder
-        first = lines.line_of(bytemap.to_offset(cut.start_byte)) + 1
-        last = lines.line_of(bytemap.to_offset(max(cut.end_byte - 1, cut.start_byte))) + 1
-        article = "an" if cut.type[:1] in "aeiou" else "a"
-        return f"the range cuts through {article} {cut.type} (lines {first}-{last})"
-    return None
+        return _describe(child if child.is_named else holder, bytemap, lines)
+    if holder.type in spec.containers or holder.type in spec.strings or holder.type in spec.comments:
+        return None
+    return _describe(holder, bytemap, lines)
+
+
+def _describe(node: Any, bytemap: ByteMap, lines: LineIndex) -> str:
+    first = lines.line_of(bytemap.to_offset(node.start_byte)) + 1
+    last = lines.line_of(bytemap.to_offset(max(node.end_byte - 1, node.start_byte))) + 1
+    article = "an" if node.type[:1] in "aeiou" else "a"
+    return f"the range cuts through {article} {node.type} (lines {first}-{last})"

@@ -77,6 +77,8 @@ class Cache:
         (4, 5, "block"),  # header and docstring, not the rest of the body
         (8, 12, "function_definition"),  # from inside one definition into the next
         (1, 1, None),
+        (3, 4, "function_definition"),  # a header without its body
+        (2, 3, None),  # blank lines only
     ],
 )
 def test_regenerate_range_and_cut_warning(start: int, end: int, cut: str | None) -> None:
