@@ -68,6 +68,14 @@ class CanvasBatch:
         padded = [p + [p[0]] * (width - len(p)) for p in per_row]
         return torch.tensor(padded, dtype=torch.long, device=self.x.device)
 
+    def span_groups(self) -> torch.Tensor:
+        """(B, L): the index of the span each position belongs to, -1 outside spans."""
+        groups = torch.full(self.x.shape, -1, dtype=torch.long)
+        for b, row in enumerate(self.rows):
+            for i, (start, end) in enumerate(row.spans):
+                groups[b, start:end] = i
+        return groups.to(self.x.device)
+
     def row_ids(self, b: int) -> list[int]:
         return self.x[b, : self.lengths[b]].tolist()
 

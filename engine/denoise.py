@@ -203,7 +203,7 @@ class Denoiser:
         if params.rule == "threshold":
             conf = torch.full_like(full_score, -1.0)
             conf[masked] = threshold_confidence(score.float(), params.alg)
-            return select_threshold(full_score, conf, params.threshold)
+            return select_threshold(full_score, conf, params.threshold, batch.span_groups())
         if self.m.family.name == "llada":
             k = llada_count(initial, row_step, row_steps)
         else:

@@ -18,10 +18,10 @@ class DenoiseParams:
     """How to denoise a batch of canvases.
 
     steps: denoising steps of the reference rule (None: one per mask, as the official samplers are run);
-        for the threshold rule, a cap on steps per span token budget is not needed: it always commits >= 1.
+        the threshold rule needs no step budget, since every step commits at least one token per span.
     alg: confidence score (max probability, top-1 minus top-2 probability, or negative entropy).
     rule: "reference" commits the family's own schedule of tokens per step; "threshold" commits every
-        masked position whose confidence is >= threshold, and always at least the most confident one.
+        masked position whose confidence is >= threshold, and always the most confident one of each span.
     cache: "fixed" keeps the keys/values of fixed text between full refreshes and runs only the mask
         spans as queries; "none" recomputes the whole canvas every step.
     refresh_every: with cache="fixed", a full forward every k steps (1 = every step, exact); a full

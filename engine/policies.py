@@ -6,7 +6,6 @@ Proposals work on the logits of the masked positions only, (M, V), never on the 
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
 from engine.params import Alg
 
@@ -94,8 +93,25 @@ def select_top_k(score: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     return (rank < k[:, None]) & torch.isfinite(score)
 
 
-def select_threshold(score: torch.Tensor, confidence: torch.Tensor, threshold: float) -> torch.Tensor:
-    """Every position with confidence >= threshold, plus the best-scoring one of each row that has any."""
+def select_threshold(
+    score: torch.Tensor, confidence: torch.Tensor, threshold: float, groups: torch.Tensor
+) -> torch.Tensor:
+    """Every position with confidence >= threshold, plus the best-scoring position of every group.
+
+    `groups` (B, L) numbers the mask spans of each row (-1 outside them). Guaranteeing progress per span
+    rather than per row lets distant spans of one canvas advance side by side, so k spans take about the
+    steps of the longest one, not the sum of them.
+    """
     valid = torch.isfinite(score)
-    best = F.one_hot(score.argmax(-1), score.shape[-1]).bool() & valid.any(-1, keepdim=True)
-    return ((confidence >= threshold) & valid) | best
+    picked = (confidence >= threshold) & valid
+    n_groups = int(groups.max()) + 1 if groups.numel() else 0
+    if n_groups == 0:
+        return picked
+    keyed = torch.where(valid & (groups >= 0), score, torch.full_like(score, float("-inf")))
+    one_hot = groups[..., None] == torch.arange(n_groups, device=groups.device)  # (B, L, G)
+    per_group = torch.where(one_hot, keyed[..., None], torch.full_like(keyed[..., None], float("-inf")))
+    best = per_group.argmax(1)  # (B, G): the first best position of each group
+    has_any = torch.isfinite(per_group.max(1).values)
+    rows = torch.arange(score.shape[0], device=score.device)[:, None].expand_as(best)
+    picked[rows[has_any], best[has_any]] = True
+    return picked

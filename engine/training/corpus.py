@@ -30,9 +30,22 @@ PACKAGES_FILE = Path(__file__).with_name("packages.txt")
 MANIFEST = Path(__file__).with_name("corpus_manifest.json")
 STDLIB = Path("/root/.pyenv/versions/3.11.7/lib/python3.11")
 STDLIB_VERSION = "3.11.7"
-# Tests are not useful completion material; vendored trees carry other projects' (sometimes copyleft) licences.
-SKIP_DIRS = {"test", "tests", "testing", "idle_test", "site-packages", "__pycache__", "_vendor", "vendor",
-             "_vendored", "vendored", "extern", "_extern", "third_party"}
+# Tests are not useful completion material; vendored trees carry other projects' (some copyleft) licences.
+SKIP_DIRS = {
+    "test",
+    "tests",
+    "testing",
+    "idle_test",
+    "site-packages",
+    "__pycache__",
+    "_vendor",
+    "vendor",
+    "_vendored",
+    "vendored",
+    "extern",
+    "_extern",
+    "third_party",
+}
 MAX_FILE_BYTES = 200_000
 MIN_FILE_BYTES = 64
 MAX_LINE_CHARS = 1000
@@ -90,7 +103,9 @@ def download_missing(specs: list[tuple[str, str]], have: set[str]) -> None:
         print(f"downloading {spec}", flush=True)
         cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
         try:
-            result = subprocess.run([*cmd, "-d", str(SDIST_DIR), spec], capture_output=True, text=True, timeout=300)
+            result = subprocess.run(
+                [*cmd, "-d", str(SDIST_DIR), spec], check=False, capture_output=True, text=True, timeout=300
+            )
         except subprocess.TimeoutExpired:
             print(f"  pip download timed out for {spec}", flush=True)
             continue
@@ -153,7 +168,9 @@ def is_validation(source: SourceFile) -> bool:
 
 
 def collect(
-    sources: Iterator[tuple[PackageStats, Iterator[SourceFile]]], fingerprints: EvalFingerprints, drops: DropLog
+    sources: Iterator[tuple[PackageStats, Iterator[SourceFile]]],
+    fingerprints: EvalFingerprints,
+    drops: DropLog,
 ) -> Iterator[tuple[PackageStats, SourceFile]]:
     exact: set[str] = set()
     near: set[str] = set()
@@ -181,13 +198,17 @@ def collect(
             yield stats, source
 
 
-def all_sources(specs: list[tuple[str, str]], drops: DropLog) -> Iterator[tuple[PackageStats, Iterator[SourceFile]]]:
+def all_sources(
+    specs: list[tuple[str, str]], drops: DropLog
+) -> Iterator[tuple[PackageStats, Iterator[SourceFile]]]:
     yield PackageStats("cpython-stdlib", STDLIB_VERSION, "PSF-2.0", "local CPython install"), stdlib_files()
     archives = cached_sdists()
     for name, version in specs:
         archive = archives.get(canonical_name(name))
         if archive is None:
-            drops.rejected_packages.append({"package": f"{name}=={version}", "reason": "sdist not downloaded"})
+            drops.rejected_packages.append(
+                {"package": f"{name}=={version}", "reason": "sdist not downloaded"}
+            )
             continue
         info: SdistInfo = read_sdist(archive)
         family = licence_family(info.licence_fields)
@@ -233,7 +254,9 @@ def build(download: bool = True) -> dict[str, object]:
     return manifest
 
 
-def manifest_dict(stats: list[PackageStats], drops: DropLog, fingerprints: EvalFingerprints) -> dict[str, object]:
+def manifest_dict(
+    stats: list[PackageStats], drops: DropLog, fingerprints: EvalFingerprints
+) -> dict[str, object]:
     licences = Counter()
     for item in stats:
         licences[item.licence] += item.bytes

@@ -98,7 +98,9 @@ def plain_example(corpus: TokenizedCorpus, rng: random.Random, length: int) -> E
     return Example([corpus.special.bos, *window], [False] + [True] * body, "plain")
 
 
-def fit_context(prefix: list[int], suffix: list[int], room: int, rng: random.Random) -> tuple[list[int], list[int]]:
+def fit_context(
+    prefix: list[int], suffix: list[int], room: int, rng: random.Random
+) -> tuple[list[int], list[int]]:
     """Trim prefix on the left and suffix on the right so that together they fit in `room` tokens."""
     if len(prefix) + len(suffix) <= room:
         return prefix, suffix

@@ -69,9 +69,14 @@ def train(args: argparse.Namespace) -> None:
     val_corpus = TokenizedCorpus.from_jsonl(args.corpus / "val.jsonl", tokenizer, special)
     val = validation_batches(val_corpus, args) if args.bench is None else []
     batches = Prefetcher(train_corpus, data_rng, args)
-    print(f"model {params / 1e6:.2f}M params {model.config.to_hf()}; device {device}; "
-          f"train tokens {len(train_corpus.stream)}; resume step {step}", flush=True)
-    runstate.log_event(run, event="start", step=step, params=params, config=model.config.to_hf(), args=_jsonable(args))
+    print(
+        f"model {params / 1e6:.2f}M params {model.config.to_hf()}; device {device}; "
+        f"train tokens {len(train_corpus.stream)}; resume step {step}",
+        flush=True,
+    )
+    runstate.log_event(
+        run, event="start", step=step, params=params, config=model.config.to_hf(), args=_jsonable(args)
+    )
 
     tokens_per_step = args.batch_size * args.seq_len
     window_loss, window_ce, window_n = 0.0, 0.0, 0
@@ -100,9 +105,16 @@ def train(args: argparse.Namespace) -> None:
 
         if step % args.log_every == 0:
             rate = tokens_per_step * (step - first_step) / max(1e-9, time.time() - start)
-            record = dict(event="train", step=step, loss=window_loss / window_n, ce=window_ce / window_n, lr=lr,
-                          tokens=step * tokens_per_step, elapsed=round(elapsed, 1),
-                          tokens_per_s=round(rate, 1))
+            record = {
+                "event": "train",
+                "step": step,
+                "loss": window_loss / window_n,
+                "ce": window_ce / window_n,
+                "lr": lr,
+                "tokens": step * tokens_per_step,
+                "elapsed": round(elapsed, 1),
+                "tokens_per_s": round(rate, 1),
+            }
             print(record, flush=True)
             if args.bench is None:
                 runstate.log_event(run, **record)
@@ -121,8 +133,14 @@ def train(args: argparse.Namespace) -> None:
         return
     best_val = _validate(run, model, val, device, step, elapsed, best_val)
     runstate.save_state(run, model, optimizer, step, elapsed, best_val, data_rng, _jsonable(args))
-    runstate.log_event(run, event="done", step=step, tokens=step * tokens_per_step, elapsed=round(elapsed, 1),
-                       best_val=best_val)
+    runstate.log_event(
+        run,
+        event="done",
+        step=step,
+        tokens=step * tokens_per_step,
+        elapsed=round(elapsed, 1),
+        best_val=best_val,
+    )
     print(f"done: {step} steps, {step * tokens_per_step} tokens, best val {best_val}", flush=True)
 
 
@@ -139,4 +157,7 @@ def _validate(run, model, val, device, step: int, elapsed: float, best_val: floa
 
 
 def _jsonable(args: argparse.Namespace) -> dict[str, object]:
-    return {k: (str(v) if not isinstance(v, (int, float, str, bool, type(None))) else v) for k, v in vars(args).items()}
+    return {
+        k: (str(v) if not isinstance(v, (int, float, str, bool, type(None))) else v)
+        for k, v in vars(args).items()
+    }

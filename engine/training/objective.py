@@ -3,9 +3,9 @@
 Per sequence t ~ U(eps, 1); each maskable position is replaced by the mask id with probability t; the loss
 is the cross-entropy at the masked positions weighted by 1/t, summed and divided by the number of maskable
 positions (the per-token ELBO estimate Dream and DiffuCoder train on). The division is per row, then rows
-are averaged, so an infill canvas with a 20-token gap weighs as much as a fully maskable plain window. Logits are shifted: the logit at
-position i predicts token i+1, so masked position j is scored with logits[j - 1]; position 0 is always an
-unmasked BOS.
+are averaged, so an infill canvas with a 20-token gap weighs as much as a fully maskable plain window.
+Logits are shifted: the logit at position i predicts token i+1, so masked position j is scored with
+logits[j - 1]; position 0 is always an unmasked BOS.
 """
 
 from __future__ import annotations
@@ -30,13 +30,20 @@ class NoisedBatch:
 
 
 def add_noise(
-    ids: torch.Tensor, maskable: torch.Tensor, mask_id: int, generator: torch.Generator | None = None,
-    eps: float = DEFAULT_EPS, t: torch.Tensor | None = None,
+    ids: torch.Tensor,
+    maskable: torch.Tensor,
+    mask_id: int,
+    generator: torch.Generator | None = None,
+    eps: float = DEFAULT_EPS,
+    t: torch.Tensor | None = None,
 ) -> NoisedBatch:
     """Mask each maskable position with its row's probability t (drawn from U(eps, 1) unless given)."""
     batch = ids.shape[0]
     if t is None:
-        t = eps + (1 - eps) * torch.rand(batch, generator=generator)
+        # Stratified draw (one uniform offset, rows spread over [0, 1)): each row's t is still U(eps, 1),
+        # but a small batch always spans the noise levels, which tames the variance of the 1/t weights.
+        u = (torch.rand(1, generator=generator) + torch.arange(batch) / batch) % 1.0
+        t = eps + (1 - eps) * u[torch.randperm(batch, generator=generator)]
     t = t.to(ids.device)
     draws = torch.rand(ids.shape, generator=generator).to(ids.device)
     masked = (draws < t[:, None]) & maskable
@@ -49,8 +56,6 @@ def add_noise(
         masked[rows, first[rows]] = True
     noisy = torch.where(masked, torch.full_like(ids, mask_id), ids)
     return NoisedBatch(noisy, masked, t)
-
-
 
 
 def diffusion_loss(

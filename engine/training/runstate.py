@@ -44,8 +44,14 @@ def restore_rng(state: dict[str, Any], data_rng: random.Random) -> None:
 
 
 def save_state(
-    run: Path, model: DreamModel, optimizer: torch.optim.Optimizer, step: int, elapsed: float,
-    best_val: float | None, data_rng: random.Random, args: dict[str, Any],
+    run: Path,
+    model: DreamModel,
+    optimizer: torch.optim.Optimizer,
+    step: int,
+    elapsed: float,
+    best_val: float | None,
+    data_rng: random.Random,
+    args: dict[str, Any],
 ) -> None:
     atomic_torch_save(
         {
@@ -111,7 +117,9 @@ def export(run: Path, target: Path, tokenizer_dir: Path, which: str = "best") ->
     target = target.resolve()
     staging = target.with_name(target.name + ".staging")
     shutil.rmtree(staging, ignore_errors=True)
-    save_checkpoint(staging, model, tokenizer=None, generation_config=generation_config(cfg, cfg.max_position_embeddings))
+    save_checkpoint(
+        staging, model, tokenizer=None, generation_config=generation_config(cfg, cfg.max_position_embeddings)
+    )
     write_tokenizer_files(load_tokenizer(tokenizer_dir), staging)
     info = {"run": str(run), "step": saved["step"], "val_loss": saved.get("val_loss", saved.get("best_val"))}
     (staging / "training_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")

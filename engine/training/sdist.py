@@ -10,12 +10,12 @@ from email.parser import HeaderParser
 from pathlib import Path, PurePosixPath
 
 _FAMILIES = (
-    ("MIT", re.compile(r"\bMIT\b|Expat", re.I)),
-    ("BSD", re.compile(r"\bBSD\b", re.I)),
-    ("Apache-2.0", re.compile(r"Apache", re.I)),
-    ("PSF-2.0", re.compile(r"\bPSF\b|Python Software Foundation", re.I)),
+    ("MIT", re.compile(r"\bMIT\b|Expat", re.IGNORECASE)),
+    ("BSD", re.compile(r"\bBSD\b", re.IGNORECASE)),
+    ("Apache-2.0", re.compile(r"Apache", re.IGNORECASE)),
+    ("PSF-2.0", re.compile(r"\bPSF\b|Python Software Foundation", re.IGNORECASE)),
 )
-_COPYLEFT = re.compile(r"\b(L?GPL|AGPL|MPL|Mozilla|EUPL|CDDL|EPL)\b|General Public", re.I)
+_COPYLEFT = re.compile(r"\b(L?GPL|AGPL|MPL|Mozilla|EUPL|CDDL|EPL)\b|General Public", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -57,16 +57,16 @@ def _licence_fields(pkg_info: str) -> tuple[str, ...]:
 def _members(archive: Path) -> list[tuple[str, bytes]]:
     """(path, bytes) of PKG-INFO and every .py member; other members are skipped unread."""
     out: list[tuple[str, bytes]] = []
-    wanted = lambda name: name.endswith(".py") or name.endswith("PKG-INFO")  # noqa: E731
+    wanted = (".py", "PKG-INFO")
     if archive.name.endswith(".zip"):
         with zipfile.ZipFile(archive) as zf:
             for info in zf.infolist():
-                if not info.is_dir() and wanted(info.filename):
+                if not info.is_dir() and info.filename.endswith(wanted):
                     out.append((info.filename, zf.read(info)))
         return out
     with tarfile.open(archive) as tf:
         for member in tf.getmembers():
-            if member.isfile() and wanted(member.name):
+            if member.isfile() and member.name.endswith(wanted):
                 handle = tf.extractfile(member)
                 if handle is not None:
                     out.append((member.name, handle.read()))
@@ -75,7 +75,9 @@ def _members(archive: Path) -> list[tuple[str, bytes]]:
 
 def read_sdist(archive: Path) -> SdistInfo:
     members = _members(archive)
-    top_pkg_info = [data for path, data in members if len(PurePosixPath(path).parts) == 2 and path.endswith("PKG-INFO")]
+    top_pkg_info = [
+        data for path, data in members if len(PurePosixPath(path).parts) == 2 and path.endswith("PKG-INFO")
+    ]
     if not top_pkg_info:
         raise ValueError(f"{archive}: no top-level PKG-INFO")
     pkg_info = top_pkg_info[0].decode("utf-8", errors="replace")

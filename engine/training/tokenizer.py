@@ -23,7 +23,7 @@ from pathlib import Path
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
-from engine.training.corpus import CORPUS_DIR, MANIFEST, CACHE, write_json_atomic
+from engine.training.corpus import CACHE, CORPUS_DIR, MANIFEST, write_json_atomic
 
 EOS = "<|endoftext|>"
 BOS = "<|beginoftext|>"

@@ -1,7 +1,7 @@
 """Train the bundled default model (a small Dream-family masked-diffusion LM) on the corpus.
 
     python -m engine.training.train --out runs/NAME [--preset cpu] [--minutes 75] [--resume]
-    python -m engine.training.train --out runs/NAME --export engine/default_model   # best weights -> HF folder
+    python -m engine.training.train --out runs/NAME --export engine/default_model   # best -> HF folder
     python -m engine.training.train --out runs/NAME --bench 30                      # tokens/s of a shape
 
 Batches mix packed plain windows and infill canvases (data.py); the loss is the Dream objective
@@ -16,7 +16,6 @@ import math
 import queue
 import random
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from engine.training import runstate
 from engine.training.corpus import CORPUS_DIR
 from engine.training.data import SpecialIds, TokenizedCorpus, make_batch
 from engine.training.objective import add_noise, diffusion_loss
-from engine.training.tokenizer import TOKENIZER_DIR, load_tokenizer
+from engine.training.tokenizer import TOKENIZER_DIR
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,9 @@ def init_weights(model: DreamModel, layers: int) -> None:
         elif "norm" in name:
             torch.nn.init.ones_(param)
         else:
-            std = 0.02 / math.sqrt(2 * layers) if name.endswith(("o_proj.weight", "down_proj.weight")) else 0.02
+            std = (
+                0.02 / math.sqrt(2 * layers) if name.endswith(("o_proj.weight", "down_proj.weight")) else 0.02
+            )
             torch.nn.init.normal_(param, std=std)
 
 
@@ -128,7 +129,9 @@ def validation_batches(corpus: TokenizedCorpus, args: argparse.Namespace) -> lis
 
 
 @torch.no_grad()
-def evaluate(model: DreamModel, batches: list[tuple[str, Any, Any, Any]], device: torch.device) -> dict[str, float]:
+def evaluate(
+    model: DreamModel, batches: list[tuple[str, Any, Any, Any]], device: torch.device
+) -> dict[str, float]:
     model.eval()
     sums: dict[str, list[float]] = {}
     for kind, ids, maskable, noised in batches:
@@ -174,8 +177,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--tokenizer", type=Path, default=TOKENIZER_DIR)
     p.add_argument("--corpus", type=Path, default=CORPUS_DIR)
     p.add_argument("--device", default=None)
-    p.add_argument("--bench", type=float, default=None, help="train this many seconds, print tokens/s, save nothing")
-    p.add_argument("--export", type=Path, default=None, help="write the run's weights as an HF folder and exit")
+    p.add_argument(
+        "--bench", type=float, default=None, help="train this many seconds, print tokens/s, save nothing"
+    )
+    p.add_argument(
+        "--export", type=Path, default=None, help="write the run's weights as an HF folder and exit"
+    )
     p.add_argument("--export-which", choices=("best", "latest"), default="best")
     args = p.parse_args(argv)
     if args.steps is None and args.minutes is None and args.bench is None and args.export is None:

@@ -1,0 +1,45 @@
+"""Each benchmark runs end to end on a tiny checkpoint and ends with one JSON line carrying its keys."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench import cache, lsp_latency, multispot, speed
+
+pytestmark = pytest.mark.slow
+
+
+def last_json(capsys: pytest.CaptureFixture[str]) -> dict:
+    lines = capsys.readouterr().out.strip().splitlines()
+    return json.loads(lines[-1])
+
+
+def test_speed(tiny_dream, capsys):
+    speed.main(["--model", str(tiny_dream), "--cases", "1", "--context", "256"])
+    out = last_json(capsys)
+    assert {"speedup_vs_naive", "speedup_vs_ar", "tokens_per_forward", "agreement"} <= out.keys()
+    assert set(out["rows"]) == {"line", "16", "32", "64"}
+    assert 0.0 <= out["agreement"] <= 1.0 and out["tokens_per_forward"] >= 1.0
+
+
+def test_multispot(tiny_dream, capsys):
+    multispot.main(["--model", str(tiny_dream), "--files", "1", "--context", "512"])
+    out = last_json(capsys)
+    assert out["multispot_speedup_8"] > 0
+    rows = out["rows"]
+    # one canvas with 8 spots needs far fewer forwards than 8 separate requests
+    assert rows["8"]["forwards_one_run"] < rows["8"]["forwards_separate"]
+
+
+def test_cache(tiny_dream, capsys):
+    cache.main(["--model", str(tiny_dream), "--tokens", "768", "--repeats", "1"])
+    out = last_json(capsys)
+    assert out["warm_speedup"] > 0 and 0.0 <= out["agreement"] <= 1.0
+
+
+def test_lsp_latency(tiny_dream, capsys):
+    lsp_latency.main(["--model", str(tiny_dream), "--keystrokes", "12", "--gap-ms", "40"])
+    out = last_json(capsys)
+    assert out["keystrokes"] == 12 and out["p50_ms"] > 0 and 0 <= out["inferences_per_request"] <= 1
