@@ -60,7 +60,12 @@ def test_special_tokens_and_no_implicit_specials(tokenizer, special):
 
 @pytest.mark.parametrize(
     "text",
-    ["\tdef f(x):\r\n\t\treturn x  # ¡olé!\r\n", "s = '世界 🎉 naïve'\n", "a\u00a0=\u20281\n\n\n   \t \n", ""],
+    [
+        "\tdef f(x):\r\n\t\treturn x  # ¡olé!\r\n",
+        "s = '世界 🎉 naïve'\n",
+        "a\u00a0=\u20281\n\n\n   \t \n",
+        "",
+    ],
 )
 def test_round_trip_is_exact(tokenizer, text):
     assert tokenizer.decode(tokenizer.encode(text)) == text
@@ -134,6 +139,10 @@ def test_masking_never_touches_bos_and_respects_maskable(tokenizer, special):
     assert not (noised.masked & ~maskable).any()
     assert noised.masked[0, 1:].all() and noised.masked.sum(1).min() >= 1
     assert (noised.noisy[noised.masked] == special.mask).all()
+    drawn = add_noise(ids.repeat(2, 1), maskable.repeat(2, 1), special.mask).t.sort().values
+    gaps = drawn[1:] - drawn[:-1]
+    assert drawn.min() >= 1e-3 and drawn.max() <= 1
+    assert torch.allclose(gaps, torch.full_like(gaps, gaps.mean()), atol=1e-3)  # stratified over the batch
 
 
 def test_training_steps_reduce_loss_on_a_repeated_batch(tokenizer, special):
@@ -172,8 +181,26 @@ def test_train_resume_and_export_load_back(tokenizer, tmp_path: Path):
         rows = [{"package": "p", "path": f"{i}.py", "text": SAMPLE} for i in range(3)]
         (corpus_dir / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     write_tokenizer_files(tokenizer, tok_dir)
-    common = ["--out", str(run), "--preset", "tiny", "--tokenizer", str(tok_dir), "--corpus", str(corpus_dir),
-              "--seq-len", "64", "--batch-size", "2", "--eval-every", "2", "--eval-batches", "1", "--threads", "1"]
+    common = [
+        "--out",
+        str(run),
+        "--preset",
+        "tiny",
+        "--tokenizer",
+        str(tok_dir),
+        "--corpus",
+        str(corpus_dir),
+        "--seq-len",
+        "64",
+        "--batch-size",
+        "2",
+        "--eval-every",
+        "2",
+        "--eval-batches",
+        "1",
+        "--threads",
+        "1",
+    ]
     main([*common, "--steps", "2"])
     main([*common, "--steps", "4", "--resume"])
     log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
@@ -181,12 +208,20 @@ def test_train_resume_and_export_load_back(tokenizer, tmp_path: Path):
     target = tmp_path / "model"
     main(["--out", str(run), "--tokenizer", str(tok_dir), "--export", str(target)])
     names = {p.name for p in target.iterdir()}
-    assert {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
-            "special_tokens_map.json", "generation_config.json"} <= names
+    assert {
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "generation_config.json",
+    } <= names
     hf = AutoTokenizer.from_pretrained(str(target))
     assert hf.mask_token_id == tokenizer.mask_token_id
     loaded = load(str(target), device="cpu")
-    assert loaded.special.mask_id == tokenizer.mask_token_id and loaded.special.bos_id == tokenizer.bos_token_id
+    assert (
+        loaded.special.mask_id == tokenizer.mask_token_id and loaded.special.bos_id == tokenizer.bos_token_id
+    )
     assert loaded.max_length == 64
     logits = loaded.model(torch.tensor([[tokenizer.bos_token_id, tokenizer.mask_token_id]]))
     assert logits.shape == (1, 2, len(tokenizer))
