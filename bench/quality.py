@@ -1,7 +1,7 @@
 """Quality benchmark: HumanEval-infilling pass@1, SantaCoder-FIM (Python) exact match, and parse rate.
 
     python -m bench.quality [--model M|none] [--limit N] [--sampler reference|fast] [--length own|oracle|both]
-                            [--plot PNG] [--seed S] [--canonical]
+                            [--plot PNG] [--seed S] [--canonical] [--benchmarks single,multi,santacoder]
 
 Rows: the trivial baselines (bench.baselines) and dcomplete through the infill API, with its own length
 choice (`plan_completion` with the cursor on an empty line where the gap was; see `model_completer`)
@@ -157,11 +157,16 @@ class Suite:
         return {"single": len(self.single), "multi": len(self.multi), "santacoder": len(self.santacoder)}
 
 
-def load_suite(limit: int | None, seed: int) -> Suite:
+BENCHMARKS = ("single", "multi", "santacoder")
+
+
+def load_suite(limit: int | None, seed: int, benchmarks: Sequence[str] = BENCHMARKS) -> Suite:
+    """The seeded subsets; a benchmark left out of `benchmarks` is empty (its columns print "-")."""
     multi_limit = DEFAULT_MULTI_SUBSET if limit is None else limit
-    return Suite(single=fixed_subset(load_humaneval("single"), limit, seed),
-                 multi=fixed_subset(load_humaneval("multi"), multi_limit, seed),
-                 santacoder=fixed_subset(load_santacoder_py(), limit, seed))
+    return Suite(
+        single=fixed_subset(load_humaneval("single"), limit, seed) if "single" in benchmarks else [],
+        multi=fixed_subset(load_humaneval("multi"), multi_limit, seed) if "multi" in benchmarks else [],
+        santacoder=fixed_subset(load_santacoder_py(), limit, seed) if "santacoder" in benchmarks else [])
 
 
 def _progress(message: str) -> None:
@@ -308,11 +313,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--length", choices=("own", "oracle", "both"), default="both")
     parser.add_argument("--plot", default=None, metavar="PNG",
                         help="also sweep the fast sampler's threshold on the single-line subset and plot it")
+    parser.add_argument("--benchmarks", default=",".join(BENCHMARKS),
+                        help=f"comma-separated subset of {','.join(BENCHMARKS)} (default: all)")
     parser.add_argument("--seed", type=int, default=0, help="subset sample and sampler seed")
     parser.add_argument("--canonical", action="store_true",
                         help="add a row of the canonical middles; it must score 100 (checks the harness)")
     parser.add_argument("--workers", type=int, default=None, help="parallel sandboxed test runs")
     args = parser.parse_args(argv)
+    unknown = set(args.benchmarks.split(",")) - set(BENCHMARKS)
+    if unknown:
+        parser.error(f"--benchmarks: unknown {', '.join(sorted(unknown))}; "
+                     f"choose from {', '.join(BENCHMARKS)}")
     if args.limit is not None and args.limit < 1:
         parser.error(f"--limit must be >= 1, got {args.limit}")
     return args
@@ -321,7 +332,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        suite = load_suite(args.limit, args.seed)
+        suite = load_suite(args.limit, args.seed, args.benchmarks.split(","))
     except DataError as error:
         print(f"bench.quality: {error}", file=sys.stderr)
         return 2

@@ -165,12 +165,14 @@ def test_baselines_produce_text_for_every_single_line_task(single_line: dict[str
 
 
 def test_cli_runs_the_baselines_and_ends_with_one_json_line() -> None:
-    result = subprocess.run([sys.executable, "-m", "bench.quality", "--model", "none", "--limit", "3"],
-                            cwd=REPO, capture_output=True, text=True, timeout=60)
+    command = [sys.executable, "-m", "bench.quality", "--model", "none", "--limit", "3",
+               "--benchmarks", "single,santacoder"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
     report = json.loads(lines[-1])
-    assert report["n"] == {"single": 3, "multi": 3, "santacoder": 3}
+    assert report["n"] == {"single": 3, "multi": 0, "santacoder": 3}
+    assert report["rows"]["baseline/empty"]["pass_at_1_multi"] is None
     assert set(report["rows"]) == {"baseline/empty", "baseline/similar_line"}
     assert report["pass_at_1_single"] is None and report["sandbox"] == ISOLATION
     assert any(line.startswith("baseline/similar_line") for line in lines)
