@@ -16,7 +16,9 @@ length) as fractions in [0, 1], or null when that row was not run. Model rows al
 (plan_completion declined) and `no_edit` (infill returned no edit; `fill_notes` tallies its reasons, e.g.
 "empty result"): both leave the document unfilled, which still counts in the parse rate, so read the
 parse rate next to them.
---plot sweeps the threshold over the whole single-line subset six times: use --limit on a CPU.
+Speed figures come from the engine's Stats: tokens_per_second counts generated tokens other than EOS/pad
+(Stats.new_tokens), so a model that ends every gap at once scores 0 there; seconds_per_fill is the
+latency side. --plot sweeps the threshold over the whole single-line subset six times: use --limit on a CPU.
 """
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ class RowTally:
     new_tokens: int = 0
     forward_passes: int = 0
     seconds: float = 0.0
+    fills: int = 0
     no_spot: int = 0
     no_edit: int = 0
     notes: Counter[str] = field(default_factory=Counter)
@@ -134,6 +137,7 @@ def model_completer(engine: object, params: object, length: str) -> Completer:
             tally.no_spot += 1
             return Filled(text, "")
         result = fill(engine, text, [spot], params, language="python", options=options)
+        tally.fills += 1
         tally.new_tokens += result.stats.new_tokens
         tally.forward_passes += result.stats.forward_passes
         tally.seconds += result.stats.seconds
@@ -206,6 +210,7 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int,
         row["model_seconds"] = round(tally.seconds, 3)
         row["tokens_per_second"] = round(tally.new_tokens / tally.seconds, 2)
         row["tokens_per_forward"] = round(tally.new_tokens / max(1, tally.forward_passes), 3)
+        row["seconds_per_fill"] = round(tally.seconds / max(1, tally.fills), 4)
     return row
 
 
@@ -264,7 +269,8 @@ def sweep_and_plot(engine: object, suite: Suite, png: str, seed: int, workers: i
                            suite, workers, benchmarks=("single",))
         points.append({"threshold": threshold, "pass_at_1_single": row["pass_at_1_single"],
                        "tokens_per_second": row.get("tokens_per_second"),
-                       "tokens_per_forward": row.get("tokens_per_forward")})
+                       "tokens_per_forward": row.get("tokens_per_forward"),
+                       "seconds_per_fill": row.get("seconds_per_fill")})
     write_knob_plot(points, len(suite.single), png)
     return points
 
