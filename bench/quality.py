@@ -31,7 +31,7 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from bench.baselines import BASELINES
 from bench.datasets import DataError, InfillTask, fixed_subset, load_humaneval, load_santacoder_py
@@ -109,7 +109,7 @@ def canonical_completer(task: InfillTask, tally: RowTally) -> Filled:
     return Filled(task.prefix + task.middle + task.suffix, task.middle)
 
 
-def model_completer(engine: object, params: object, length: str) -> Completer:
+def model_completer(engine: Any, params: Any, length: str) -> Completer:
     """dcomplete through the infill API only: a spot, `fill`, and the first edit applied to the document.
 
     Own length: the document is `prefix + "\n" + suffix` with the cursor at `len(prefix)`, i.e. on an empty
@@ -177,15 +177,15 @@ def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _pass_rate(tasks: Sequence[InfillTask], filled: Sequence[Filled], workers: int) -> float | None:
+def _pass_rate(tasks: Sequence[InfillTask], filled: Sequence[Filled], workers: int | None) -> float | None:
     if not tasks:
         return None
     programs = [check_program(f.document, t.test, t.entry_point) for t, f in zip(tasks, filled)]
     return sum(r.passed for r in run_programs(programs, workers=workers)) / len(tasks)
 
 
-def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int,
-                 benchmarks: Sequence[str] = ("single", "multi", "santacoder")) -> dict:
+def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int | None,
+                 benchmarks: Sequence[str] = BENCHMARKS) -> dict:
     """Fill every task of the chosen benchmarks with `complete` and score them."""
     tally = RowTally()
     for bench_name in benchmarks:
@@ -214,7 +214,7 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int,
     return row
 
 
-def sampler_params(sampler: str, seed: int, threshold: float | None = None) -> object:
+def sampler_params(sampler: str, seed: int, threshold: float | None = None) -> Any:
     from engine import DenoiseParams
 
     if sampler == "reference":
@@ -259,7 +259,7 @@ def summary(rows: dict[str, dict], args: argparse.Namespace, suite: Suite) -> di
     }
 
 
-def sweep_and_plot(engine: object, suite: Suite, png: str, seed: int, workers: int | None) -> list[dict]:
+def sweep_and_plot(engine: Any, suite: Suite, png: str, seed: int, workers: int | None) -> list[dict]:
     """The quality/speed knob: single-line pass@1 and tokens/s of the fast sampler (own length) against
     its confidence threshold."""
     points = []
