@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 # The CPU build of torch 2.13.0 (this project's machines install it from local disk; elsewhere from PyPI).
 TORCH ?= torch==2.13.0
-DEMO_SPOT ?= tests/fixtures/sample.py:11
+DEMO_SPOT ?= tests/fixtures/sample.py:10-11
 
 .PHONY: demo test setup clean
 

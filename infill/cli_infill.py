@@ -1,4 +1,4 @@
-"""`dcomplete infill FILE:LINE[-END]`: regenerate whole lines of one file."""
+"""`dcomplete infill FILE:LINE[-END]`: complete at one line, or regenerate whole lines of one file."""
 
 from __future__ import annotations
 
@@ -20,25 +20,31 @@ from infill.files import BadInput, atomic_write, read_source, unified_diff
 from infill.fill import fill
 from infill.languages import UnsupportedLanguage, language_for_path
 from infill.spots import Spot, apply_edits
-from infill.windows import plan_regenerate
+from infill.languages import LanguageSpec
+from infill.positions import LineIndex
+from infill.windows import plan_completion, plan_regenerate
 
 _TARGET = re.compile(r"^(?P<path>.+):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 
-HELP = """Regenerate lines START..END (1-based, inclusive) of FILE and print the change as a unified
-diff (apply it with `patch -p1` from the current directory), or rewrite FILE with --write.
+HELP = """FILE:LINE completes at the end of line LINE as an editor would at a cursor there: the syntax
+decides between nothing (the line is already complete), the rest of the line, or a block (after
+`def f(...):` or an open bracket). FILE:START-END regenerates lines START..END (1-based, inclusive).
+The change is printed as a unified diff (apply it with `patch -p1` from the current directory), or
+written to FILE with --write.
 
 examples:
   dcomplete infill app.py:40-55
   dcomplete infill app.py:40-55 | patch -p1
-  dcomplete infill app.py:12 --length 24 --write
-  dcomplete infill app.py:12 --json --sampler reference --steps 32
+  dcomplete infill app.py:12 --write            complete after line 12 (e.g. a body after `def`)
+  dcomplete infill app.py:12-12 --length 24     regenerate line 12 with exactly 24 tokens
+  dcomplete infill app.py:40-55 --json --sampler reference --steps 32
 """
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "infill",
-        help="regenerate a line range of one file",
+        help="complete at a line, or regenerate a line range, of one file",
         description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -49,17 +55,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.set_defaults(run=run)
 
 
-def parse_target(target: str) -> tuple[str, int, int]:
+def parse_target(target: str) -> tuple[str, int, int | None]:
+    """(path, start, end); end is None for FILE:LINE (complete at that line)."""
     match = _TARGET.match(target)
     if match is None:
         raise BadInput(f"{target}: expected FILE:LINE or FILE:START-END")
     start = int(match["start"])
-    end = int(match["end"]) if match["end"] else start
+    end = int(match["end"]) if match["end"] else None
+    if end is None:
+        if start < 1:
+            raise BadInput(f"{target}: lines count from 1")
+        return match["path"], start, None
     if end < start:
         raise BadInput(f"{target}: END {end} is before START {start}")
     if start < 1:
         raise BadInput(f"{target}: lines count from 1")
     return match["path"], start, end
+
+
+def complete_at(text: str, line: int, spec: LanguageSpec, target: str) -> Spot | None:
+    """The completion spot at the end of 1-based line `line` (None: nothing to complete there)."""
+    lines = LineIndex(text)
+    if line > lines.line_count:
+        raise BadInput(f"{target}: line {line} is past the end of the file ({lines.line_count} lines)")
+    return plan_completion(text, lines.line_end(line - 1), spec)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,17 +90,27 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput(str(exc)) from None
     if args.length is not None and args.length < 1:
         raise BadInput(f"--length {args.length}: must be at least 1")
-    try:
-        plan_regenerate(text, start, end, spec)
-    except ValueError as exc:
-        raise BadInput(f"{args.target}: {exc}") from None
+    if end is None:
+        planned = complete_at(text, start, spec, args.target)
+        if planned is None:
+            print(f"dcomplete: {args.target}: nothing to complete after this line (it is complete);"
+                  f" give {path}:{start}-{start} to regenerate it", file=sys.stderr)
+            return 0
+    else:
+        try:
+            plan_regenerate(text, start, end, spec)
+        except ValueError as exc:
+            raise BadInput(f"{args.target}: {exc}") from None
     options = fill_options(args, max_grow=0 if args.length is not None else None)
     params = denoise_params(args)
 
     engine = load_engine(args)
-    spot = plan_regenerate(text, start, end, spec, tokenizer=engine.tokenizer)
+    if end is None:
+        spot = planned
+    else:
+        spot = plan_regenerate(text, start, end, spec, tokenizer=engine.tokenizer)
     if spot.warning:
-        print(f"dcomplete: warning: {path}:{start}-{end}: {spot.warning}", file=sys.stderr)
+        print(f"dcomplete: warning: {args.target}: {spot.warning}", file=sys.stderr)
     if args.length is not None:
         spot = Spot(spot.start, spot.end, args.length, spot.kind, spot.warning)
     say(args, f"denoising 1 spot of {spot.n_masks} masks")

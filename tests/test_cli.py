@@ -101,10 +101,29 @@ def test_unknown_model_exits_2(workdir: Path) -> None:
 
 @pytest.mark.slow
 def test_bundled_default_model_serves_the_cli(workdir: Path) -> None:
-    run = dcomplete("infill", "app.py:6", "--json", "--retries", "0", cwd=workdir)
+    run = dcomplete("infill", "app.py:6-6", "--json", "--retries", "0", cwd=workdir)
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
     assert result["stats"]["forward_passes"] > 0 and len(result["canvas_ids"]) > 10
+
+
+@pytest.mark.slow
+def test_file_line_completes_after_that_line(workdir: Path, tiny_dream: Path) -> None:
+    run = dcomplete("infill", "app.py:4", "--json", "--allow-errors", "--retries", "0", "--model",
+                    str(tiny_dream), cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    edits = json.loads(run.stdout)["edits"]
+    end_of_def = {"line": 3, "character": len("def greet(name):")}
+    assert len(edits) == 1
+    assert edits[0]["range"]["start"] == end_of_def == edits[0]["range"]["end"]  # an insertion
+
+
+def test_file_line_on_a_complete_line_says_so(workdir: Path) -> None:
+    before = snapshot(workdir)
+    run = dcomplete("infill", "app.py:6", "--model", "no-such-model", cwd=workdir)
+    assert run.returncode == 0 and run.stdout == ""
+    assert "nothing to complete" in run.stderr and "app.py:6-6" in run.stderr
+    assert snapshot(workdir) == before
 
 
 def apply_lsp_edits(text: str, edits: list[dict]) -> str:
