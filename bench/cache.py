@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     tok, sp = engine.tokenizer, engine.special
     params = DenoiseParams.fast()
     text = long_text(tok, args.tokens - 64)
-    cursor = _body_line_starts(text)[-3]
+    body = _body_line_starts(text)
+    cursor = body[-min(3, len(body))] if body else text.rindex("\n", 0, len(text) - 1) + 1
     budget = args.tokens
 
     def canvas(t: str) -> list[int]:
