@@ -130,7 +130,8 @@ async def test_regenerate_and_refactor_selection_edit_only_the_selected_lines(se
 
 
 async def test_cancelling_the_progress_stops_the_command(server: Session) -> None:
-    server.configure(steps=2000, maxTokens=64)
+    await wait_until(lambda: server.recorded.statuses)  # the model is loaded: the job will start at once
+    server.configure(steps=4096, maxTokens=64)  # minutes of denoising unless cancelled
     edits_before = len(server.recorded.edits)
     actions = await code_actions(server, whole_file())
     running = asyncio.ensure_future(run(server, actions["dcomplete.fillHoles"].command))
@@ -149,7 +150,7 @@ async def test_cancelling_the_progress_stops_the_command(server: Session) -> Non
     with pytest.raises(JsonRpcException):
         await asyncio.wait_for(running, 10)
     server.configure(**FAST)
-    result = await asyncio.wait_for(run(server, actions["dcomplete.fillHoles"].command), 30)
+    result = await asyncio.wait_for(run(server, actions["dcomplete.fillHoles"].command), 15)
     assert result["spots"] == 2
     await asyncio.sleep(0.2)
     assert len(server.recorded.edits) == edits_before + 1  # only the last run applied anything
