@@ -7,8 +7,8 @@ from pathlib import Path
 
 import tree_sitter
 import tree_sitter_python
-from lsprotocol import types
 from lsp_harness import start_server
+from lsprotocol import types
 
 URI = "file:///work/geometry.py"
 TEXT = '''import math
