@@ -58,3 +58,17 @@ export function refactorArgs(
   }
   return [{ uri, range, instruction: trimmed }];
 }
+
+/**
+ * A "Refactor selection with instruction" code action reaches the client without an instruction (the
+ * server cannot ask the user). When `args` are such a call, returns a function that completes them with
+ * the user's instruction; otherwise undefined (the command runs as it is).
+ */
+export function missingInstruction(command: string, args: unknown[]): ((instruction: string) => unknown[]) | undefined {
+  if (command !== SERVER_COMMANDS.refactorSelection) return undefined;
+  const first = args[0];
+  if (typeof first !== "object" || first === null) return undefined;
+  const given = (first as { instruction?: unknown }).instruction;
+  if (typeof given === "string" && given.trim() !== "") return undefined;
+  return (instruction: string) => [{ ...(first as object), instruction: instruction.trim() }, ...args.slice(1)];
+}

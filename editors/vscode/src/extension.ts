@@ -13,7 +13,15 @@ import {
   State,
   TransportKind,
 } from "vscode-languageclient/node";
-import { LspRange, SERVER_COMMANDS, fillHolesArgs, refactorArgs, regenerateArgs, wholeLineRange } from "./commandArgs";
+import {
+  LspRange,
+  SERVER_COMMANDS,
+  fillHolesArgs,
+  missingInstruction,
+  refactorArgs,
+  regenerateArgs,
+  wholeLineRange,
+} from "./commandArgs";
 import { buildServerCommand, describeCommandLine } from "./serverCommand";
 import {
   ServerSettings,
@@ -98,6 +106,12 @@ async function startClient(): Promise<void> {
     initializationOptions: initializationOptions(settings),
     outputChannel: output,
     middleware: {
+      executeCommand: async (command, args, next) => {
+        const complete = missingInstruction(command, args);
+        if (!complete) return next(command, args);
+        const instruction = await askInstruction();
+        return instruction === undefined ? undefined : next(command, complete(instruction));
+      },
       workspace: {
         // Servers that pull settings (workspace/configuration) get the same mapped values as the push.
         configuration: (params, token, next) => {
@@ -215,14 +229,19 @@ async function fillHoles(): Promise<void> {
   await executeOnServer(target.running, SERVER_COMMANDS.fillHoles, fillHolesArgs(uri));
 }
 
-async function refactorSelection(): Promise<void> {
-  const target = activeEditorWithClient();
-  if (!target) return;
+async function askInstruction(): Promise<string | undefined> {
   const instruction = await vscode.window.showInputBox({
     prompt: "How should the selected code change?",
     placeHolder: "e.g. use pathlib instead of os.path",
   });
-  if (instruction === undefined || instruction.trim() === "") return;
+  return instruction === undefined || instruction.trim() === "" ? undefined : instruction;
+}
+
+async function refactorSelection(): Promise<void> {
+  const target = activeEditorWithClient();
+  if (!target) return;
+  const instruction = await askInstruction();
+  if (instruction === undefined) return;
   const uri = target.running.code2ProtocolConverter.asUri(target.editor.document.uri);
   const range = toLspRange(target.editor.selection);
   await executeOnServer(target.running, SERVER_COMMANDS.refactorSelection, refactorArgs(uri, range, instruction));

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { fillHolesArgs, refactorArgs, regenerateArgs, wholeLineRange } from "../src/commandArgs";
+import { fillHolesArgs, missingInstruction, refactorArgs, regenerateArgs, wholeLineRange } from "../src/commandArgs";
 
 const lengths = [10, 20, 30, 40];
 const lineLength = (line: number) => lengths[line];
@@ -30,4 +30,13 @@ test("argument shapes match the server commands", () => {
   assert.deepEqual(fillHolesArgs("file:///a.py"), [{ uri: "file:///a.py" }]);
   assert.deepEqual(refactorArgs("file:///a.py", range, "  rename x  "), [{ uri: "file:///a.py", range, instruction: "rename x" }]);
   assert.throws(() => refactorArgs("file:///a.py", range, "   "), /instruction is empty/);
+});
+
+test("a refactor code action without an instruction asks for one", () => {
+  const range = { start: pos(0, 0), end: pos(0, 10) };
+  const complete = missingInstruction("dcomplete.refactorSelection", [{ uri: "file:///a.py", range }]);
+  assert.ok(complete);
+  assert.deepEqual(complete(" use pathlib "), [{ uri: "file:///a.py", range, instruction: "use pathlib" }]);
+  assert.equal(missingInstruction("dcomplete.refactorSelection", [{ uri: "u", range, instruction: "x" }]), undefined);
+  assert.equal(missingInstruction("dcomplete.fillHoles", [{ uri: "u" }]), undefined);
 });
