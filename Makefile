@@ -24,8 +24,10 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/dcomplete infill $(DEMO_SPOT) --model default
 
+# One torch thread per process: the suite runs servers and CLIs beside the test process, and spinning
+# OpenMP threads on an oversubscribed CPU make a forward pass tens of times slower.
 test: $(STAMP)
-	$(PY) -m pytest -q
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q
 
 clean:
 	rm -rf $(VENV) build *.egg-info

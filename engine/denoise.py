@@ -121,7 +121,8 @@ class Denoiser:
             full = stale | ~torch.tensor(use_cache).expand(n)
             if params.refresh_every:
                 full |= since_full >= params.refresh_every
-            logits_m = self._predict(batch, masked, kv if use_cache else None, full, warm_query)
+            logits_m = self._predict(batch, masked, kv if use_cache else None, full & active, ~full & active,
+                                     warm_query)
             warm_query = None
             since_full = torch.where(full, 1, since_full + 1)
             stale[:] = False
@@ -155,15 +156,16 @@ class Denoiser:
         return rows, (pos - 1 if self.shifted else pos)
 
     def _predict(self, batch: CanvasBatch, masked: torch.Tensor, kv: RowCache | None, full: torch.Tensor,
-                 warm_query: torch.Tensor | None) -> torch.Tensor:
+                 partial: torch.Tensor, warm_query: torch.Tensor | None) -> torch.Tensor:
         """Logits (M, V) for the masked positions, in `masked.nonzero()` order.
 
         Rows due a refresh (or every row, without a cache) run in full; the others run only their spans
-        against their cached K/V. Each row's result depends on that row alone, whatever else is batched.
+        against their cached K/V; finished rows do not run. Each row's result depends on that row alone,
+        whatever else is batched.
         """
         rows_m, src_m = self._src(masked)
         out: torch.Tensor | None = None
-        for group, is_full in ((full.nonzero().flatten(), True), ((~full).nonzero().flatten(), False)):
+        for group, is_full in ((full.nonzero().flatten(), True), (partial.nonzero().flatten(), False)):
             if group.numel() == 0:
                 continue
             group = group.to(batch.x.device)
