@@ -127,6 +127,8 @@ class Denoiser:
             since_full = torch.where(full, 1, since_full + 1)
             stale[:] = False
             logits_m[:, sp.mask_id] = float("-inf")  # a committed mask would stay masked forever
+            if params.eos_penalty:
+                logits_m[:, sorted(sp.end_ids)] -= params.eos_penalty
             for b in range(n):
                 stats[b].forward_passes += int(active[b])
             tokens, score = propose(logits_m, params.alg, params.temperature, params.top_p, gen, precision)

@@ -28,6 +28,8 @@ class DenoiseParams:
         forward also happens whenever a span completes. 0 means only then.
     fill_after_eos: with the threshold rule, once a span commits an end token every mask after it in
         that span becomes an end token too (DreamOn's pad-EOS-to-the-right); the reference rule never does.
+    eos_penalty: subtracted from the end-token logits before proposing, for models that over-produce EOS
+        in gaps (LLaDA's evaluation suppresses EOS for the same reason); 0 keeps the family's sampler exact.
     """
 
     steps: int | None = None
@@ -41,6 +43,7 @@ class DenoiseParams:
     refresh_every: int = 0
     eps: float = 1e-3
     fill_after_eos: bool = True
+    eos_penalty: float = 0.0
 
     def __post_init__(self) -> None:
         if self.steps is not None and self.steps < 1:
@@ -57,6 +60,8 @@ class DenoiseParams:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if self.top_p is not None and not 0.0 < self.top_p <= 1.0:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.eos_penalty < 0:
+            raise ValueError(f"eos_penalty must be >= 0, got {self.eos_penalty}")
         if self.refresh_every < 0:
             raise ValueError(f"refresh_every must be >= 0, got {self.refresh_every}")
 

@@ -30,6 +30,10 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--temperature", type=float, default=None)
     group.add_argument("--top-p", type=float, default=None, dest="top_p")
     group.add_argument("--seed", type=int, default=None)
+    group.add_argument(
+        "--eos-penalty", type=float, default=None, dest="eos_penalty",
+        help="subtract from end-of-text logits (for models that leave gaps empty)",
+    )
     group.add_argument("--retries", type=int, default=2, help="re-mask rounds when a result does not parse")
     group.add_argument(
         "--allow-errors", action="store_true", help="keep a result even when the filled file does not parse"
@@ -57,7 +61,9 @@ def denoise_params(args: argparse.Namespace) -> Any:
             params = DenoiseParams.fast() if args.threshold is None else DenoiseParams.fast(args.threshold)
             if args.steps is not None:
                 params = params.with_(steps=args.steps)
-        changes = {k: getattr(args, k) for k in ("alg", "temperature", "top_p", "seed", "threshold")}
+        changes = {
+            k: getattr(args, k) for k in ("alg", "temperature", "top_p", "seed", "threshold", "eos_penalty")
+        }
         return params.with_(**{k: v for k, v in changes.items() if v is not None})
     except ValueError as exc:
         raise BadInput(f"sampler options: {exc}") from None

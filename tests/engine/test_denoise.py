@@ -194,3 +194,12 @@ def test_threshold_rule_advances_every_span_each_step(dream):
     multi = dream.infill([InfillRequest(three)], params)[0]
     assert single.stats.forward_passes == 10
     assert multi.stats.forward_passes == 10  # the longest span, not 26
+
+
+def test_eos_penalty_keeps_end_tokens_out_of_spans(dream):
+    ids = canvas(dream, "def f():\n    return", 12, "\n")
+    ends = dream.special.end_ids
+    r = dream.infill([InfillRequest(ids)], DenoiseParams.fast().with_(eos_penalty=1e4))[0]
+    assert not any(t in ends for t in r.spans[0].token_ids)
+    with pytest.raises(ValueError, match="eos_penalty"):
+        DenoiseParams(eos_penalty=-1.0)
