@@ -46,15 +46,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="default")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--files", type=int, default=4)
-    parser.add_argument("--context", type=int, default=None)
+    parser.add_argument("--context", type=int, default=1024,
+                        help="canvas budget (default 1024: eight spots apart need more than the bundled 256; speed only)")
     parser.add_argument("--spots", default=",".join(map(str, KS)), help="spot counts to measure (default 1,2,4,8)")
     args = parser.parse_args(argv)
     engine = Engine.load(args.model, device=args.device)
     params = DenoiseParams.fast()
-    budget = args.context or engine.max_length
+    budget = args.context
     texts = [p.read_text(encoding="utf-8") for p in source_files()]
     ks = [int(k) for k in args.spots.split(",")]
     texts = [t for t in texts if len(spots_in(t, engine.tokenizer, max(ks), budget)) == max(ks)][: args.files]
+    if not texts:
+        parser.error(f"no source file holds {max(ks)} spots apart within {budget} tokens; raise --context")
     rows = {}
     for k in ks:
         one = separate = 0.0

@@ -1,16 +1,17 @@
 """Reuse of a document's keys/values across consecutive requests (keystrokes) on the same document.
 
 After a request, the engine keeps the K/V of its canvas with the ids they were computed from. The next
-canvas of the same document shares a token prefix with it (text above the edit) and a token suffix
-(text below the edit, shifted by the edit's change in length). Prefix K/V are reused as they are; suffix
-K/V are re-rotated by the shift (RoPE rotations compose: R(p + d) = R(d) R(p)), so only the edited tokens
-and the mask spans run through the model on the first step. Like Fast-dLLM's cache this is an
+canvas of the same document is aligned with it by a token diff: text above an edit matches in place,
+text below it matches shifted by the edit's change in length. Matched K/V are reused, re-rotated by
+their shift (RoPE rotations compose: R(p + d) = R(d) R(p)), so only the edited tokens and the mask spans
+run through the model on the first step. Like Fast-dLLM's cache this is an
 approximation for a bidirectional model (the reused K/V saw the old text); the loop refreshes the whole
 canvas whenever a span completes, and agreement with the uncached loop is measured in bench/.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -51,44 +52,39 @@ class DocCache:
         self._items.clear()
 
 
-def common_prefix(a: list[int], b: list[int], limit: int) -> int:
-    n = 0
-    for x, y in zip(a[:limit], b[:limit]):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def warm_layers(
     old: DocKV, new_ids: list[int], mask_id: int, model: Transformer
 ) -> tuple[list[LayerKV | None], torch.Tensor] | None:
     """Cached layers for `new_ids` built from `old`, and the positions (1, Q) that must still be run
-    (the edited region). None when too little of the new canvas can be reused."""
-    masks = [i for i, t in enumerate(new_ids) if t == mask_id]
-    if not masks:
+    (edited text and masks). None when too little of the new canvas can be reused.
+
+    The two canvases are aligned with a diff (matching runs of identical tokens); each matched run keeps
+    its K/V, re-rotated by how far it moved.
+    """
+    if mask_id not in new_ids:
         return None
-    length, old_len = len(new_ids), len(old.ids)
-    prefix = common_prefix(old.ids, new_ids, masks[0])
-    suffix_limit = min(length - masks[-1] - 1, old_len - prefix)
-    suffix = common_prefix(old.ids[::-1], new_ids[::-1], suffix_limit)
-    if prefix + suffix < MIN_REUSED_FRACTION * length:
+    length = len(new_ids)
+    matcher = difflib.SequenceMatcher(a=old.ids, b=new_ids, autojunk=False)
+    runs = [(i, j, n) for i, j, n in matcher.get_matching_blocks() if n]
+    reused = torch.zeros(length, dtype=torch.bool)
+    for _, j, n in runs:
+        reused[j : j + n] = True
+    reused &= torch.tensor(new_ids) != mask_id
+    if int(reused.sum()) < MIN_REUSED_FRACTION * length:
         return None
-    shift = length - old_len
     device = old.layers[0].k.device
     layers: list[LayerKV | None] = []
-    cos = sin = None
-    if suffix and shift:
-        delta = torch.full((1, suffix), shift, device=device)
-        cos, sin = rotary_tables(delta, model.head_dim, model.shape.rope_theta, old.layers[0].k.dtype)
     for layer in old.layers:
         k = layer.k.new_zeros(layer.k.shape[:2] + (length, layer.k.shape[3]))
         v = torch.zeros_like(k)
-        k[:, :, :prefix], v[:, :, :prefix] = layer.k[:, :, :prefix], layer.v[:, :, :prefix]
-        if suffix:
-            old_k = layer.k[:, :, old_len - suffix :]
-            k[:, :, length - suffix :] = apply_rotary(old_k, cos, sin) if cos is not None else old_k
-            v[:, :, length - suffix :] = layer.v[:, :, old_len - suffix :]
+        for i, j, n in runs:
+            old_k = layer.k[:, :, i : i + n]
+            if j != i:
+                delta = torch.full((1, n), j - i, device=device)
+                cos, sin = rotary_tables(delta, model.head_dim, model.shape.rope_theta, old_k.dtype)
+                old_k = apply_rotary(old_k, cos, sin)
+            k[:, :, j : j + n] = old_k
+            v[:, :, j : j + n] = layer.v[:, :, i : i + n]
         layers.append(LayerKV(k, v))
-    edited = torch.arange(prefix, length - suffix, device=device)[None]
+    edited = (~reused).nonzero().flatten().to(device)[None]
     return layers, edited
