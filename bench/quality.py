@@ -122,6 +122,7 @@ def model_completer(engine: Any, params: Any, length: str) -> Completer:
     that adds parse errors).
     """
     from infill import FillOptions, Spot, fill, plan_completion
+    from infill.canvas import ContextOverflow
 
     options = FillOptions() if length == "own" else FillOptions(max_grow=0)
 
@@ -136,7 +137,12 @@ def model_completer(engine: Any, params: Any, length: str) -> Completer:
         if spot is None:
             tally.no_spot += 1
             return Filled(text, "")
-        result = fill(engine, text, [spot], params, language="python", options=options)
+        try:
+            result = fill(engine, text, [spot], params, language="python", options=options)
+        except ContextOverflow:  # an oracle middle longer than the model's context: counted as a miss
+            tally.notes.update(["gap longer than the model's context"])
+            tally.no_edit += 1
+            return Filled(text, "")
         tally.fills += 1
         tally.new_tokens += result.stats.new_tokens
         tally.forward_passes += result.stats.forward_passes
