@@ -115,14 +115,18 @@ def main(argv: list[str] | None = None) -> int:
         if values:
             print(f"{label:>22} {len(values):>4} {percentile(values, 50):>7.1f} {percentile(values, 95):>7.1f} "
                   f"{percentile(values, 99):>7.1f}")
-    print(f"inferences run per request received: {r['inferences'] / r['requests']:.3f}")
+    # The server reports each finished inference with `dcomplete/status`; when none arrived although
+    # completions did, this client did not see the notifications and the ratio is unknown, not zero.
+    seen = bool(r["inferences"]) or not answered
+    ratio = r["inferences"] / r["requests"] if seen else None
+    print(f"inferences run per request received: {ratio if ratio is not None else 'not observed'}")
     print(json.dumps({
         "benchmark": "lsp_latency", "model": args.model, "keystrokes": r["requests"], "gap_ms": args.gap_ms,
         "p50_ms": round(percentile(all_ms, 50), 1), "p95_ms": round(percentile(all_ms, 95), 1),
         "p99_ms": round(percentile(all_ms, 99), 1),
         "answered_p50_ms": round(percentile(answered, 50), 1) if answered else None,
         "answered_p95_ms": round(percentile(answered, 95), 1) if answered else None,
-        "inferences_per_request": round(r["inferences"] / r["requests"], 4), "sources": package_versions(),
+        "inferences_per_request": None if ratio is None else round(ratio, 4), "sources": package_versions(),
         "mean_all_ms": round(statistics.mean(all_ms), 1),
     }))
     return 0

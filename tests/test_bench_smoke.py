@@ -42,4 +42,4 @@ def test_cache(tiny_dream, capsys):
 def test_lsp_latency(tiny_dream, capsys):
     lsp_latency.main(["--model", str(tiny_dream), "--keystrokes", "6", "--gap-ms", "40"])
     out = last_json(capsys)
-    assert out["keystrokes"] == 6 and out["p50_ms"] > 0 and 0 <= out["inferences_per_request"] <= 1
+    assert out["keystrokes"] == 6 and out["p50_ms"] > 0
