@@ -1,6 +1,6 @@
 """dcomplete's language server: LSP in, `infill` calls out. Holds no model code.
 
-Run it with `dcomplete serve` or `python -m lsp_server`; see lsp_server/README.md.
+Run it with `dcomplete serve` or `python -m lsp_server`; the README's "Language server" section documents it.
 """
 
 from __future__ import annotations
