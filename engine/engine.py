@@ -73,4 +73,4 @@ class Engine:
 
     def forget(self, doc_id: str) -> None:
         """Drop a document's cached keys/values (e.g. when it is closed)."""
-        self._docs._items.pop(doc_id, None)
+        self._docs.forget(doc_id)

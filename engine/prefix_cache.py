@@ -48,8 +48,8 @@ class DocCache:
         while len(self._items) > self.capacity:
             self._items.popitem(last=False)
 
-    def clear(self) -> None:
-        self._items.clear()
+    def forget(self, doc_id: str) -> None:
+        self._items.pop(doc_id, None)
 
 
 def warm_layers(

@@ -17,6 +17,7 @@ from safetensors.torch import save_file
 
 from engine.checkpoint import save_checkpoint
 from engine.models.dream import DreamConfig, DreamModel
+from engine.models.llada import checkpoint_names
 from engine.models.transformer import ModelShape, Transformer
 
 SPECIALS = {"eos": "<|endoftext|>", "bos": "<|beginoftext|>", "mask": "<|mask|>"}
@@ -102,26 +103,12 @@ def make_tiny_checkpoint(folder: str | Path, family: str = "dream", seed: int = 
     raise ValueError(f"unknown family {family!r}")
 
 
-def llada_names(shape: ModelShape) -> dict[str, str]:
-    """Our parameter name -> the LLaDA checkpoint's name."""
-    parts = {"input_layernorm": "attn_norm", "self_attn.q_proj": "q_proj", "self_attn.k_proj": "k_proj",
-             "self_attn.v_proj": "v_proj", "self_attn.o_proj": "attn_out", "post_attention_layernorm": "ff_norm",
-             "mlp.gate_proj": "ff_proj", "mlp.up_proj": "up_proj", "mlp.down_proj": "ff_out"}
-    names = {"model.embed_tokens.weight": "model.transformer.wte.weight",
-             "model.norm.weight": "model.transformer.ln_f.weight",
-             "lm_head.weight": "model.transformer.ff_out.weight"}
-    for i in range(shape.num_hidden_layers):
-        for ours, theirs in parts.items():
-            names[f"model.layers.{i}.{ours}.weight"] = f"model.transformer.blocks.{i}.{theirs}.weight"
-    return names
-
-
 def _write_llada(folder: Path, tokenizer: Any, ids: dict[str, int], seed: int, overrides: dict[str, Any]) -> Path:
     s = tiny_shape(len(tokenizer), **overrides)
     shape = ModelShape(**{**s, "qkv_bias": False})
     model = Transformer(shape)
     _randomize(model, seed)
-    names = llada_names(shape)
+    names = checkpoint_names(shape.num_hidden_layers)
     state = {names[k]: v.contiguous() for k, v in model.state_dict().items()}
     folder.mkdir(parents=True, exist_ok=True)
     save_file(state, str(folder / "model.safetensors"), metadata={"format": "pt"})

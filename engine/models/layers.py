@@ -57,7 +57,7 @@ class LayerKV:
 class ForwardContext:
     """What a forward pass does with the cache; built by the caller, read only by `Attention`.
 
-    - `store=True, query_index=None`: full forward; K/V of every position are stored in `layers`.
+    - `query_index=None`: full forward; K/V of every position are stored in `layers`.
     - `query_index` given: the inputs are the canvas positions `query_index` (B, Tq); their K/V are
       written into the cache at those positions and attention runs over the whole cached canvas.
     `key_mask` (B, S) marks real (non-pad) keys; None means every key is real.
@@ -66,7 +66,6 @@ class ForwardContext:
     layers: list[LayerKV | None]
     key_mask: torch.Tensor | None = None
     query_index: torch.Tensor | None = None
-    store: bool = True
 
 
 class Attention(nn.Module):
@@ -120,8 +119,7 @@ def fused_kernels_only(device: torch.device):
 
 def _through_cache(ctx: ForwardContext, layer: int, k: torch.Tensor, v: torch.Tensor):
     if ctx.query_index is None:
-        if ctx.store:
-            ctx.layers[layer] = LayerKV(k, v)
+        ctx.layers[layer] = LayerKV(k, v)
         return k, v
     cached = ctx.layers[layer]
     assert cached is not None, "a partial forward needs a cache filled by a full forward"

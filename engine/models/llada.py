@@ -53,6 +53,15 @@ def shape(cfg: dict[str, Any]) -> ModelShape:
     )
 
 
+def checkpoint_names(layers: int) -> dict[str, str]:
+    """Our parameter name -> the LLaDA checkpoint's name (the inverse of `rename`), for writing one."""
+    names = {ours: theirs for theirs, ours in _TOP.items()}
+    for i in range(layers):
+        for theirs, ours in _BLOCK_PARTS.items():
+            names[f"model.layers.{i}.{ours}.weight"] = f"model.transformer.blocks.{i}.{theirs}.weight"
+    return names
+
+
 def rename(name: str) -> str:
     if name in _TOP:
         return _TOP[name]

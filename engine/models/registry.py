@@ -21,8 +21,6 @@ class Family:
     shape: Callable[[dict[str, Any]], ModelShape]
     rename: Callable[[str], str]
     model_class: type[Transformer]
-    # How the family spells its special ids in config.json.
-    mask_key: str = "mask_token_id"
 
 
 FAMILIES = {

@@ -161,7 +161,7 @@ def test_prefix_cache_reuses_rerotated_suffix_keys(dream):
                    "\n" + "y = 2\n" * 8)
     r = dream.infill([InfillRequest(before, doc_id="doc")], DenoiseParams.fast())[0]
     kept = dream._docs.get("doc")
-    assert isinstance(kept, DocKV) and kept.ids == r.canvas or len(kept.ids) == len(r.canvas)
+    assert isinstance(kept, DocKV) and len(kept.ids) == len(r.canvas)
     warmed = warm_layers(kept, after, dream.special.mask_id, model)
     assert warmed is not None
     layers, edited = warmed

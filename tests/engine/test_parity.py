@@ -9,7 +9,7 @@ from safetensors.torch import load_file
 from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
 from engine.loader import load
-from engine.testing import llada_names
+from engine.models.llada import checkpoint_names
 
 
 def _bidirectional_mask(batch: int, length: int) -> torch.Tensor:
@@ -46,7 +46,7 @@ def test_llada_matches_transformers_llama_with_mapped_weights(tiny_llada):
         tie_word_embeddings=False, attn_implementation="sdpa",
     ))
     theirs = load_file(tiny_llada / "model.safetensors")
-    names = llada_names(ours.model.shape)
+    names = checkpoint_names(ours.model.shape.num_hidden_layers)
     ref.load_state_dict({ours_name: theirs[llada_name] for ours_name, llada_name in names.items()})
     ref.eval()
     ids = torch.randint(0, cfg["vocab_size"], (2, 19), generator=torch.Generator().manual_seed(2))
