@@ -30,6 +30,17 @@ def find_spans(ids: list[int], mask_id: int) -> list[list[int]]:
     return spans
 
 
+def query_positions(need: torch.Tensor) -> torch.Tensor:
+    """(B, Q) sorted canvas positions where need (B, L) is True; rows with fewer repeat their first
+    entry (a repeated query writes the same K/V twice), rows with none run position 0."""
+    length = need.shape[1]
+    pos = torch.arange(length, device=need.device).expand_as(need)
+    width = max(int(need.sum(-1).max()), 1)
+    order = torch.where(need, pos, pos + length).sort(-1).values[:, :width]
+    first = torch.where(order[:, :1] < length, order[:, :1], 0)
+    return torch.where(order < length, order, first)
+
+
 @dataclass
 class CanvasBatch:
     x: torch.Tensor  # (B, L) token ids
@@ -54,19 +65,6 @@ class CanvasBatch:
     @property
     def masked(self) -> torch.Tensor:
         return (self.x == self.mask_id) & self.real
-
-    def span_positions(self, shifted: bool) -> torch.Tensor:
-        """(B, Q) canvas positions to run as queries in a cached step: every span position, plus the
-        position before each span when logits are shifted. Short rows repeat their first entry."""
-        per_row = []
-        for row in self.rows:
-            pos: set[int] = set()
-            for start, end in row.spans:
-                pos.update(range(max(start - 1, 0) if shifted else start, end))
-            per_row.append(sorted(pos) or [0])
-        width = max(len(p) for p in per_row)
-        padded = [p + [p[0]] * (width - len(p)) for p in per_row]
-        return torch.tensor(padded, dtype=torch.long, device=self.x.device)
 
     def span_groups(self) -> torch.Tensor:
         """(B, L): the index of the span each position belongs to, -1 outside spans."""

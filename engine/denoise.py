@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from engine.canvas_state import CanvasBatch
+from engine.canvas_state import CanvasBatch, query_positions
 from engine.loader import LoadedModel
 from engine.models.layers import ForwardContext, fused_kernels_only
 from engine.params import DenoiseParams
@@ -104,12 +104,13 @@ class Denoiser:
         stale = torch.ones(n, dtype=torch.bool)  # rows whose cached K/V must be recomputed in full
         llada_reference = params.rule == "reference" and self.m.family.name == "llada"
         precision = torch.float64 if llada_reference else torch.float32
-        warm_query = None
+        rerun = torch.zeros_like(batch.masked)  # positions whose cached K/V are out of date
         cancelled = False
         if use_cache and warm is not None and n == 1:
             warmed = warm_layers(warm, batch.row_ids(0), sp.mask_id, self.m.model)
             if warmed is not None:
-                kv.layers, warm_query = warmed
+                kv.layers, edited = warmed
+                rerun[0, edited[0]] = True
                 stale[0] = False
 
         while bool(batch.masked.any()):
@@ -122,8 +123,7 @@ class Denoiser:
             if params.refresh_every:
                 full |= since_full >= params.refresh_every
             logits_m = self._predict(batch, masked, kv if use_cache else None, full & active, ~full & active,
-                                     warm_query)
-            warm_query = None
+                                     rerun)
             since_full = torch.where(full, 1, since_full + 1)
             stale[:] = False
             logits_m[:, sp.mask_id] = float("-inf")  # a committed mask would stay masked forever
@@ -139,10 +139,12 @@ class Denoiser:
             if params.rule == "threshold" and params.fill_after_eos:
                 self._fill_after_eos(batch, new_x)
             spans_before = [self._open_spans(batch, b) for b in range(n)]
+            rerun = new_x != batch.x
             batch.x = new_x
             row_step += active.to(row_step.device).long()
-            stale |= self._grow_or_refresh(batch, spans_before, params, initial, row_step, row_steps)
+            stale |= self._grow(batch, spans_before, params, initial, row_step, row_steps)
             kv.fit_width(batch.x.shape[1])
+            rerun = torch.nn.functional.pad(rerun, (0, batch.x.shape[1] - rerun.shape[1]))
 
         seconds = time.perf_counter() - started
         results = [self._result(batch, b, stats[b], seconds, cancelled) for b in range(n)]
@@ -158,14 +160,18 @@ class Denoiser:
         return rows, (pos - 1 if self.shifted else pos)
 
     def _predict(self, batch: CanvasBatch, masked: torch.Tensor, kv: RowCache | None, full: torch.Tensor,
-                 partial: torch.Tensor, warm_query: torch.Tensor | None) -> torch.Tensor:
+                 partial: torch.Tensor, rerun: torch.Tensor) -> torch.Tensor:
         """Logits (M, V) for the masked positions, in `masked.nonzero()` order.
 
-        Rows due a refresh (or every row, without a cache) run in full; the others run only their spans
-        against their cached K/V; finished rows do not run. Each row's result depends on that row alone,
+        Rows due a refresh (or every row, without a cache) run in full; the others run as queries only
+        the positions whose logits are read (the masks, or the position before each mask when logits
+        are shifted), their masks, and `rerun` (tokens committed last step and edited text), against
+        their cached K/V; finished rows do not run. Each row's result depends on that row alone,
         whatever else is batched.
         """
         rows_m, src_m = self._src(masked)
+        need = masked | rerun
+        need[rows_m, src_m] = True
         out: torch.Tensor | None = None
         for group, is_full in ((full.nonzero().flatten(), True), (partial.nonzero().flatten(), False)):
             if group.numel() == 0:
@@ -173,29 +179,26 @@ class Denoiser:
             group = group.to(batch.x.device)
             x, real = batch.x[group], batch.real[group]
             key_mask = None if bool(real.all()) else real
-            if is_full:
-                ctx = ForwardContext([None] * kv.n_layers, key_mask) if kv is not None else None
-                logits = self.m.model(x, None, key_mask, ctx)
-                if kv is not None and ctx is not None:
-                    kv.store(group, ctx.layers, x)
-                slot = None
-            else:
-                assert kv is not None
-                query = batch.span_positions(self.shifted)[group]
-                if warm_query is not None:
-                    query = torch.unique(torch.cat([query, warm_query], dim=1), dim=1)
-                ctx = ForwardContext(kv.select(group), key_mask, query)
-                logits = self.m.model(x.gather(1, query), query, key_mask, ctx)
-                kv.update(group, ctx.layers, query, x)
-                slot = torch.full_like(x, -1)
-                slot.scatter_(1, query, torch.arange(query.shape[1], device=query.device).expand_as(query))
             local = torch.full((batch.x.shape[0],), -1, dtype=torch.long, device=batch.x.device)
             local[group] = torch.arange(group.numel(), device=group.device)
             pick = local[rows_m] >= 0
+            r, src = local[rows_m[pick]], src_m[pick]
+            if is_full:
+                ctx = ForwardContext([None] * kv.n_layers, key_mask) if kv is not None else None
+                logits = self.m.model(x, None, key_mask, ctx, logits_at=(r, src))
+                if kv is not None and ctx is not None:
+                    kv.store(group, ctx.layers, x)
+            else:
+                assert kv is not None
+                query = query_positions(need[group])
+                ctx = ForwardContext(kv.select(group), key_mask, query)
+                slot = torch.full_like(x, -1)
+                slot.scatter_(1, query, torch.arange(query.shape[1], device=query.device).expand_as(query))
+                logits = self.m.model(x.gather(1, query), query, key_mask, ctx, logits_at=(r, slot[r, src]))
+                kv.update(group, ctx.layers, query, x)
             if out is None:
                 out = logits.new_empty((rows_m.numel(), logits.shape[-1]))
-            r, src = local[rows_m[pick]], src_m[pick]
-            out[pick] = logits[r, src] if slot is None else logits[r, slot[r, src]]
+            out[pick] = logits
         assert out is not None
         return out
 
@@ -231,8 +234,9 @@ class Denoiser:
     def _open_spans(self, batch: CanvasBatch, b: int) -> list[bool]:
         return [bool((batch.x[b, s:e] == batch.mask_id).any()) for s, e in batch.rows[b].spans]
 
-    def _grow_or_refresh(self, batch, spans_before, params, initial, row_step, row_steps) -> torch.Tensor:
-        """Grow spans that filled with no end token; the rows whose cache must be refreshed."""
+    def _grow(self, batch, spans_before, params, initial, row_step, row_steps) -> torch.Tensor:
+        """Grow spans that filled with no end token; the rows that grew, whose cached K/V now sit at
+        the wrong positions and must be recomputed."""
         refresh = torch.zeros(len(batch.rows), dtype=torch.bool)
         ends = self.m.special.end_ids
         for b, row in enumerate(batch.rows):
@@ -240,10 +244,10 @@ class Denoiser:
                 start, end = row.spans[i]
                 if not spans_before[b][i] or bool((batch.x[b, start:end] == batch.mask_id).any()):
                     continue
-                refresh[b] = True
                 budget = row.max_grow - row.grown
                 if budget <= 0 or any(t in ends for t in batch.x[b, start:end].tolist()):
                     continue
+                refresh[b] = True
                 extra = min(budget, max(8, (end - start) // 2))
                 batch.grow(b, i, extra)
                 initial[b] = int(batch.masked[b].sum())

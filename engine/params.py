@@ -24,8 +24,9 @@ class DenoiseParams:
         masked position whose confidence is >= threshold, and always the most confident one of each span.
     cache: "fixed" keeps the keys/values of fixed text between full refreshes and runs only the mask
         spans as queries; "none" recomputes the whole canvas every step.
-    refresh_every: with cache="fixed", a full forward every k steps (1 = every step, exact); a full
-        forward also happens whenever a span completes. 0 means only then.
+    refresh_every: with cache="fixed", a full forward every k steps (1 = every step, exact). 0 means
+        only when a span grows (its later positions move). Between refreshes a step runs the masks and
+        the tokens committed in the step before; older committed tokens keep the K/V of that step.
     fill_after_eos: with the threshold rule, once a span commits an end token every mask after it in
         that span becomes an end token too (DreamOn's pad-EOS-to-the-right); the reference rule never does.
     eos_penalty: subtracted from the end-token logits before proposing, for models that over-produce EOS

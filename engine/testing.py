@@ -17,6 +17,7 @@ from safetensors.torch import save_file
 
 from engine.checkpoint import save_checkpoint
 from engine.models.dream import DreamConfig, DreamModel
+from engine.models.layers import apply_rotary, rotary_tables
 from engine.models.llada import checkpoint_names
 from engine.models.transformer import ModelShape, Transformer
 
@@ -125,3 +126,14 @@ def _write_llada(folder: Path, tokenizer: Any, ids: dict[str, int], seed: int, o
     (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     tokenizer.save_pretrained(str(folder))
     return folder
+
+
+def layer0_keys(model: Transformer, ids: list[int]) -> torch.Tensor:
+    """Post-RoPE keys (H_kv, T, D) of the first layer for a canvas. They depend only on each position's
+    token and index, so any cached layer-0 key can be checked exactly against them."""
+    attn = model.model.layers[0].self_attn
+    with torch.inference_mode():
+        x = model.model.layers[0].input_layernorm(model.model.embed_tokens(torch.tensor([ids])))
+        k = attn.k_proj(x).view(1, len(ids), attn.kv_heads, attn.head_dim).transpose(1, 2)
+        cos, sin = rotary_tables(torch.arange(len(ids))[None], attn.head_dim, model.shape.rope_theta, k.dtype)
+        return apply_rotary(k, cos, sin)[0]

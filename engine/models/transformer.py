@@ -53,8 +53,9 @@ class Backbone(nn.Module):
 
 
 class Transformer(nn.Module):
-    """`forward` returns raw logits (B, T, V) at the input positions; which token a logit predicts
-    (the same position, or the next one) is the family's convention, applied by the sampler."""
+    """`forward` returns raw logits (B, T, V) at the input positions, or (M, V) at the input positions
+    `logits_at` = (rows, cols) only; which token a logit predicts (the same position, or the next one)
+    is the family's convention, applied by the sampler."""
 
     def __init__(self, shape: ModelShape) -> None:
         super().__init__()
@@ -74,6 +75,7 @@ class Transformer(nn.Module):
         positions: torch.Tensor | None = None,
         key_mask: torch.Tensor | None = None,
         ctx: ForwardContext | None = None,
+        logits_at: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         if positions is None:
             positions = torch.arange(input_ids.shape[1], device=input_ids.device).expand_as(input_ids)
@@ -83,4 +85,6 @@ class Transformer(nn.Module):
             key_mask = ctx.key_mask
         for i, layer in enumerate(self.model.layers):
             x = layer(x, rope, key_mask, ctx, i)
+        if logits_at is not None:
+            x = x[logits_at]  # the vocabulary projection is the costliest layer of a small model
         return self.lm_head(self.model.norm(x))

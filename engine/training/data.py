@@ -5,6 +5,8 @@ the objective may mask (never position 0). Plain examples are windows of the cor
 EOS between files; every position after BOS is maskable. Infill examples are
 `[bos] + prefix + middle + eos*k + suffix` (right-padded with EOS), where only middle + the k EOS are
 maskable: the model learns to fill a gap and to end it with EOS when the gap is larger than the code.
+Half the infill examples carry no EOS run at all: with k uniform over 0..32 the model learned that EOS is
+the likeliest token anywhere in a gap and filled most gaps with nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import torch
 from engine.training.infill_cuts import choose_cut, line_starts, node_spans
 
 MAX_EOS_PAD = 32
+NO_EOS_FRACTION = 0.5
 MAX_MIDDLE_TOKENS = 128
 
 
@@ -122,9 +125,7 @@ def infill_example(corpus: TokenizedCorpus, rng: random.Random, length: int) -> 
     middle = corpus.encode(cut.middle)
     if len(middle) > MAX_MIDDLE_TOKENS:
         return None
-    eos_run = rng.randint(0, MAX_EOS_PAD)
-    if not middle and eos_run == 0:
-        eos_run = 1
+    eos_run = 0 if middle and rng.random() < NO_EOS_FRACTION else rng.randint(1, MAX_EOS_PAD)
     room = length - 1 - len(middle) - eos_run
     if room < 0:
         return None

@@ -60,6 +60,12 @@ def train(args: argparse.Namespace) -> None:
         optimizer.load_state_dict(saved["optimizer"])
         step, elapsed, best_val = saved["step"], saved["elapsed"], saved["best_val"]
         runstate.restore_rng(saved["rng"], data_rng)
+    elif args.init_from is not None:
+        start = runstate.load_best(args.init_from)
+        model = DreamModel(DreamConfig.from_hf(start["config"]))
+        model.load_state_dict(start["model"])
+        model.to(device)
+        optimizer = make_optimizer(model, args.lr, args.weight_decay)
     else:
         model = build_model(_shape(args), len(tokenizer), args.seq_len, special).to(device)
         optimizer = make_optimizer(model, args.lr, args.weight_decay)

@@ -75,6 +75,13 @@ def load_state(run: Path) -> dict[str, Any]:
     return torch.load(path, map_location="cpu", weights_only=False)
 
 
+def load_best(run: Path) -> dict[str, Any]:
+    path = run / BEST
+    if not path.exists():
+        raise SystemExit(f"{path}: no best checkpoint to start from")
+    return torch.load(path, map_location="cpu", weights_only=False)
+
+
 def save_best(run: Path, model: DreamModel, step: int, val_loss: float) -> None:
     atomic_torch_save(
         {"config": model.config.to_hf(), "model": model.state_dict(), "step": step, "val_loss": val_loss},

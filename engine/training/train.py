@@ -155,6 +155,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, required=True, help="run folder, e.g. runs/NAME")
     p.add_argument("--resume", action="store_true")
+    p.add_argument("--init-from", type=Path, default=None,
+                   help="start a new run from another run's best weights (fresh optimizer and schedule)")
     p.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
     for name in ("hidden", "layers", "heads", "kv-heads", "ffn"):
         p.add_argument(f"--{name}", type=int, default=None, help="override the preset")

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.models.layers import apply_rotary, rotary_tables
+from engine.testing import layer0_keys
 
 
 @pytest.fixture(scope="module")
@@ -165,15 +165,11 @@ def test_prefix_cache_reuses_rerotated_suffix_keys(dream):
     warmed = warm_layers(kept, after, dream.special.mask_id, model)
     assert warmed is not None
     layers, edited = warmed
-    attn = model.model.layers[0].self_attn
-    x = model.model.layers[0].input_layernorm(model.model.embed_tokens(torch.tensor([after])))
-    k = attn.k_proj(x).view(1, len(after), attn.kv_heads, attn.head_dim).transpose(1, 2)
-    cos, sin = rotary_tables(torch.arange(len(after))[None], attn.head_dim, model.shape.rope_theta, k.dtype)
-    fresh = apply_rotary(k, cos, sin)
+    fresh = layer0_keys(model, after)
     reused = torch.ones(len(after), dtype=torch.bool)
     reused[edited[0]] = False
     assert reused.sum() > len(after) // 2
-    assert torch.allclose(layers[0].k[0][:, reused], fresh[0][:, reused], atol=1e-5)
+    assert torch.allclose(layers[0].k[0][:, reused], fresh[:, reused], atol=1e-5)
     warm = dream.infill([InfillRequest(after, doc_id="doc")], DenoiseParams.fast())[0]
     assert dream.special.mask_id not in warm.canvas
 

@@ -1,0 +1,52 @@
+"""Cached steps: which positions a partial forward runs, and the K/V they leave behind."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine import DenoiseParams, Engine, InfillRequest
+from engine.canvas_state import query_positions
+from engine.testing import layer0_keys
+
+
+@pytest.fixture(scope="module")
+def dream(tiny_dream) -> Engine:
+    return Engine.load(tiny_dream, device="cpu")
+
+
+@pytest.mark.parametrize("name", ["tiny_dream", "tiny_llada"])
+def test_logits_at_equal_full_logits_at_those_positions(request, name):
+    model = Engine.load(request.getfixturevalue(name), device="cpu").loaded.model
+    ids = torch.randint(3, model.shape.vocab_size, (2, 17))
+    rows, cols = torch.tensor([0, 1, 1, 0]), torch.tensor([16, 0, 9, 3])
+    with torch.inference_mode():
+        full = model(ids)
+        picked = model(ids, logits_at=(rows, cols))
+    assert picked.shape == (4, model.shape.vocab_size)
+    assert torch.allclose(picked, full[rows, cols], atol=1e-5)
+
+
+def test_query_positions_pad_short_rows_with_their_first_position():
+    need = torch.tensor([[0, 1, 0, 1, 1], [0, 0, 0, 0, 0], [1, 0, 0, 0, 0]], dtype=torch.bool)
+    assert query_positions(need).tolist() == [[1, 3, 4], [0, 0, 0], [0, 0, 0]]
+
+
+def test_committed_tokens_are_rerun_once_and_the_cache_says_what_it_holds(dream):
+    """Between refreshes a step reruns the tokens committed in the step before. So when the loop ends,
+    the cache holds K/V computed from the final token everywhere except at the last step's commits, and
+    its record of ids says exactly where. Layer-0 keys depend on (token, position) only, so they are
+    checked exactly."""
+    sp, tok = dream.special, dream.tokenizer
+    ids = [sp.bos_id] + tok.encode("def area(w, h):\n    return ") + [sp.mask_id] * 9 + tok.encode("\n") + [sp.eos_id]
+    params = DenoiseParams.fast(threshold=1.0).with_(fill_after_eos=False)  # one commit per step
+    result = dream.infill([InfillRequest(ids, doc_id="d")], params)[0]
+    assert result.stats.forward_passes == 9
+    kept = dream._docs.get("d")
+    assert kept is not None and len(kept.ids) == len(result.canvas)
+    differs = [i for i, (a, b) in enumerate(zip(kept.ids, result.canvas)) if a != b]
+    assert len(differs) == 1 and differs[0] in range(ids.index(sp.mask_id), ids.index(sp.mask_id) + 9)
+    agree = torch.tensor([a == b for a, b in zip(kept.ids, result.canvas)])
+    fresh = layer0_keys(dream.loaded.model, result.canvas)
+    assert torch.allclose(kept.layers[0].k[0][:, agree], fresh[:, agree], atol=1e-5)
+    assert not torch.allclose(kept.layers[0].k[0][:, ~agree], fresh[:, ~agree], atol=1e-3)
