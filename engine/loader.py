@@ -163,5 +163,6 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
     except CheckpointError as exc:
         raise ModelLoadError(f"model {spec}: {exc}") from None
     model.eval()
+    model.fuse_for_inference()
     max_length = min(int(shape.max_position_embeddings), CONTEXT_CAP)
     return LoadedModel(folder, family, model, tokenizer, special_tokens(cfg, tokenizer, folder), max_length, dev, dt)

@@ -77,6 +77,7 @@ class Attention(nn.Module):
         self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=qkv_bias)
         self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=qkv_bias)
         self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=out_bias)
+        self.qkv: FusedLinear | None = None
 
     def forward(
         self,
@@ -87,9 +88,10 @@ class Attention(nn.Module):
         layer: int,
     ) -> torch.Tensor:
         b, t, _ = x.shape
-        q = self.q_proj(x).view(b, t, self.heads, self.head_dim).transpose(1, 2)
-        k = self.k_proj(x).view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
-        v = self.v_proj(x).view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        q, k, v = self.qkv(x) if self.qkv is not None else (self.q_proj(x), self.k_proj(x), self.v_proj(x))
+        q = q.view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        k = k.view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = v.view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
         cos, sin = rope
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         if ctx is not None:
@@ -137,9 +139,38 @@ class SwiGLU(nn.Module):
         self.gate_proj = nn.Linear(hidden, inner, bias=bias)
         self.up_proj = nn.Linear(hidden, inner, bias=bias)
         self.down_proj = nn.Linear(inner, hidden, bias=bias)
+        self.gate_up: FusedLinear | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        gate, up = self.gate_up(x) if self.gate_up is not None else (self.gate_proj(x), self.up_proj(x))
+        return self.down_proj(F.silu(gate) * up)
+
+
+class FusedLinear:
+    """Several projections of one input run as one matrix product (one kernel instead of several, which
+    is most of a small model's per-layer cost). The original `nn.Linear`s keep their names for loading
+    and saving, but their parameters become views into the fused matrix, so nothing is stored twice."""
+
+    def __init__(self, *linears: nn.Linear) -> None:
+        self.sizes = [linear.out_features for linear in linears]
+        self.weight = torch.cat([linear.weight.detach() for linear in linears])
+        has_bias = [linear.bias is not None for linear in linears]
+        assert all(has_bias) or not any(has_bias), "fused projections must all have a bias or none"
+        self.bias = torch.cat([linear.bias.detach() for linear in linears]) if all(has_bias) else None
+        for i, (linear, w) in enumerate(zip(linears, self.weight.split(self.sizes))):
+            linear.weight = nn.Parameter(w, requires_grad=False)
+            if self.bias is not None:
+                linear.bias = nn.Parameter(self.bias.split(self.sizes)[i], requires_grad=False)
+
+    def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return F.linear(x, self.weight, self.bias).split(self.sizes, dim=-1)
+
+
+def fuse_projections(block: Block) -> None:
+    """Fuse q/k/v and gate/up for inference (see `FusedLinear`); the block computes the same values."""
+    attn, mlp = block.self_attn, block.mlp
+    attn.qkv = FusedLinear(attn.q_proj, attn.k_proj, attn.v_proj)
+    mlp.gate_up = FusedLinear(mlp.gate_proj, mlp.up_proj)
 
 
 class Block(nn.Module):

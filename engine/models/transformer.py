@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from engine.models.layers import Block, ForwardContext, RMSNorm, rotary_tables
+from engine.models.layers import Block, ForwardContext, RMSNorm, fuse_projections, rotary_tables
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,10 @@ class Transformer(nn.Module):
         self.lm_head = nn.Linear(shape.hidden_size, shape.vocab_size, bias=False)
         if shape.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
+
+    def fuse_for_inference(self) -> None:
+        for block in self.model.layers:
+            fuse_projections(block)
 
     @property
     def head_dim(self) -> int:
