@@ -28,8 +28,10 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
     """With steps 0, each step commits every masked position at least this confident (and the best one)."""
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=2048)] = 64
     """Upper bound on the tokens of one completion."""
-    debounce_ms: Annotated[int, msgspec.Meta(ge=0, le=5000)] = 150
-    """Automatic inline requests wait this long; a newer keystroke in the window replaces them."""
+    debounce_ms: Annotated[int, msgspec.Meta(ge=0, le=5000)] = 0
+    """Automatic inline requests wait this long; a newer keystroke in the window replaces them. 0 by
+    default: a newer request already supersedes a running one (which stops at its next step), and any
+    wait here adds to the latency of every suggestion; raise it to spend less compute while typing."""
     multiline: bool = True
     """Offer multi-line completions; off keeps only the first line."""
     languages: list[str] = msgspec.field(default_factory=lambda: ["python"])
