@@ -66,6 +66,18 @@ class CanvasBatch:
     def masked(self) -> torch.Tensor:
         return (self.x == self.mask_id) & self.real
 
+    def leading_masks(self, block: int) -> torch.Tensor:
+        """(B, L): the first `block` masks of every span, left to right (all masks when block is 0)."""
+        masked = self.masked
+        if not block:
+            return masked
+        out = torch.zeros_like(masked)
+        for b, row in enumerate(self.rows):
+            for start, end in row.spans:
+                seg = masked[b, start:end]
+                out[b, start:end] = seg & (seg.cumsum(0) <= block)
+        return out
+
     def span_groups(self) -> torch.Tensor:
         """(B, L): the index of the span each position belongs to, -1 outside spans."""
         groups = torch.full(self.x.shape, -1, dtype=torch.long)

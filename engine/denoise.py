@@ -117,8 +117,8 @@ class Denoiser:
             if cancel is not None and cancel():
                 cancelled = True
                 break
-            masked = batch.masked
-            active = masked.any(-1).cpu()
+            active = batch.masked.any(-1).cpu()
+            masked = batch.leading_masks(params.block)  # the positions this step may commit
             full = stale | ~torch.tensor(use_cache).expand(n)
             if params.refresh_every:
                 full |= since_full >= params.refresh_every

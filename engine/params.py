@@ -27,6 +27,10 @@ class DenoiseParams:
     refresh_every: with cache="fixed", a full forward every k steps (1 = every step, exact). 0 means
         only when a span grows (its later positions move). Between refreshes a step runs the masks and
         the tokens committed in the step before; older committed tokens keep the K/V of that step.
+    block: with the threshold rule, only the first `block` masks of each span (left to right) are
+        candidates each step, and only they run as queries; the masks beyond keep the K/V of the last
+        refresh. Semi-autoregressive decoding (LLaDA's blocks, Fast-dLLM's dual cache): a step costs
+        `block` positions instead of every mask, for long spans. 0 (default) makes every mask a candidate.
     fill_after_eos: with the threshold rule, once a span commits an end token every mask after it in
         that span becomes an end token too (DreamOn's pad-EOS-to-the-right); the reference rule never does.
     eos_penalty: subtracted from the end-token logits before proposing, for models that over-produce EOS
@@ -43,6 +47,7 @@ class DenoiseParams:
     cache: CacheMode = "fixed"
     refresh_every: int = 0
     eps: float = 1e-3
+    block: int = 0
     fill_after_eos: bool = True
     eos_penalty: float = 0.0
 
@@ -63,6 +68,10 @@ class DenoiseParams:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
         if self.eos_penalty < 0:
             raise ValueError(f"eos_penalty must be >= 0, got {self.eos_penalty}")
+        if self.block < 0:
+            raise ValueError(f"block must be >= 0, got {self.block}")
+        if self.block and self.rule != "threshold":
+            raise ValueError("block needs the threshold rule (the reference rule follows the family's schedule)")
         if self.refresh_every < 0:
             raise ValueError(f"refresh_every must be >= 0, got {self.refresh_every}")
 

@@ -27,6 +27,10 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--steps", type=int, default=None, help="denoising steps (reference sampler)")
     group.add_argument("--alg", choices=("maskgit_plus", "topk_margin", "entropy"), default=None)
     group.add_argument("--threshold", type=float, default=None, help="confidence threshold (fast sampler)")
+    group.add_argument(
+        "--block", type=int, default=None,
+        help="fast sampler: commit left to right within the first N masks of each span (cheaper long spans)",
+    )
     group.add_argument("--temperature", type=float, default=None)
     group.add_argument("--top-p", type=float, default=None, dest="top_p")
     group.add_argument("--seed", type=int, default=None)
@@ -62,7 +66,7 @@ def denoise_params(args: argparse.Namespace) -> Any:
             if args.steps is not None:
                 params = params.with_(steps=args.steps)
         changes = {
-            k: getattr(args, k) for k in ("alg", "temperature", "top_p", "seed", "threshold", "eos_penalty")
+            k: getattr(args, k) for k in ("alg", "temperature", "top_p", "seed", "threshold", "eos_penalty", "block")
         }
         return params.with_(**{k: v for k, v in changes.items() if v is not None})
     except ValueError as exc:

@@ -50,3 +50,32 @@ def test_committed_tokens_are_rerun_once_and_the_cache_says_what_it_holds(dream)
     fresh = layer0_keys(dream.loaded.model, result.canvas)
     assert torch.allclose(kept.layers[0].k[0][:, agree], fresh[:, agree], atol=1e-5)
     assert not torch.allclose(kept.layers[0].k[0][:, ~agree], fresh[:, ~agree], atol=1e-3)
+
+
+def left_to_right_greedy(model, ids: list[int], mask_id: int) -> list[int]:
+    """Fill masks one per step, leftmost first, with the argmax of a full forward (Dream's shifted logits)."""
+    x = torch.tensor([ids])
+    with torch.inference_mode():
+        while bool((x == mask_id).any()):
+            pos = int((x[0] == mask_id).nonzero()[0])
+            logits = model(x)[0, pos - 1]
+            logits[mask_id] = float("-inf")
+            x[0, pos] = int(logits.argmax())
+    return x[0].tolist()
+
+
+@pytest.mark.parametrize("cache", ["none", "fixed"])
+def test_block_of_one_decodes_left_to_right(dream, cache):
+    """block=1 with one commit per step is greedy left-to-right decoding, exactly, without the cache or
+    with it refreshed every step."""
+    sp, tok = dream.special, dream.tokenizer
+    ids = [sp.bos_id] + tok.encode("def area(w, h):\n    return ") + [sp.mask_id] * 7 + tok.encode("\n") + [sp.eos_id]
+    params = DenoiseParams.fast(threshold=1.0).with_(fill_after_eos=False, block=1, cache=cache, refresh_every=1)
+    result = dream.infill([InfillRequest(ids)], params)[0]
+    assert result.canvas == left_to_right_greedy(dream.loaded.model, ids, sp.mask_id)
+    assert result.stats.forward_passes == 7
+
+
+def test_block_needs_the_threshold_rule():
+    with pytest.raises(ValueError, match="block needs the threshold rule"):
+        DenoiseParams.reference().with_(block=4)
