@@ -97,7 +97,7 @@ class InferenceBackend:
         if settings.steps:
             return DenoiseParams(steps=settings.steps, rule="reference", temperature=temperature, seed=seed)
         return DenoiseParams(
-            rule="threshold", threshold=settings.threshold, temperature=temperature, seed=seed
+            rule="threshold", threshold=settings.threshold, block=settings.block, temperature=temperature, seed=seed
         )
 
     def _fill(

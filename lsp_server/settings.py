@@ -26,6 +26,9 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
     over N steps (slower, reproduces published numbers)."""
     threshold: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.9
     """With steps 0, each step commits every masked position at least this confident (and the best one)."""
+    block: Annotated[int, msgspec.Meta(ge=0, le=2048)] = 0
+    """With steps 0: commit left to right within the first `block` masks of each span, which run as the
+    only queries (cheaper steps on long spans); 0 makes every mask a candidate."""
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=2048)] = 64
     """Upper bound on the tokens of one completion."""
     debounce_ms: Annotated[int, msgspec.Meta(ge=0, le=5000)] = 0

@@ -74,3 +74,19 @@ def test_vsce_packages_a_loadable_vsix(built_extension: Path) -> None:
     script = "console.log(require.resolve('vscode-languageclient/node', { paths: [process.argv[1]] }))"
     resolved = run(["node", "-e", script, str(main)], built_extension)
     assert "vscode-languageclient" in resolved
+
+
+def test_every_server_setting_is_a_vscode_setting():
+    """A setting added to the server must reach VS Code users too: package.json declares it and the
+    client forwards it (SERVER_SETTING_KEYS)."""
+    import json
+    import re
+
+    from lsp_server.settings import FIELD_NAMES
+
+    declared = json.loads((EXTENSION / "package.json").read_text())["contributes"]["configuration"]["properties"]
+    forwarded_block = (EXTENSION / "src" / "settings.ts").read_text().split("SERVER_SETTING_KEYS = [")[1].split("]")[0]
+    forwarded = set(re.findall(r'"(\w+)"', forwarded_block))
+    for name in FIELD_NAMES:
+        assert f"dcomplete.{name}" in declared, f"package.json does not declare dcomplete.{name}"
+        assert name in forwarded, f"settings.ts does not forward {name}"

@@ -9,6 +9,7 @@ export interface ServerSettings {
   device?: string;
   steps?: number;
   threshold?: number;
+  block?: number;
   maxTokens?: number;
   debounceMs?: number;
   multiline?: boolean;
@@ -21,6 +22,7 @@ export const SERVER_SETTING_KEYS = [
   "device",
   "steps",
   "threshold",
+  "block",
   "maxTokens",
   "debounceMs",
   "multiline",
@@ -33,7 +35,7 @@ export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 export type ConfigReader = (key: string) => unknown;
 
 /** steps 0 lets the confidence threshold alone decide; maxTokens must leave room for one token. */
-const INTEGER_KEYS: ReadonlySet<string> = new Set(["steps", "maxTokens", "debounceMs"]);
+const INTEGER_KEYS: ReadonlySet<string> = new Set(["steps", "block", "maxTokens", "debounceMs"]);
 
 /**
  * Values that mean "let the server choose" (unset, null, empty string, "auto" device) are left out,

@@ -23,6 +23,7 @@ test("every server setting is forwarded under its own name", () => {
     device: "cuda",
     steps: 8,
     threshold: 0.85,
+    block: 8,
     maxTokens: 64,
     debounceMs: 0,
     multiline: false,
