@@ -1,7 +1,7 @@
 """Speed: the naive diffusion loop vs dcomplete's fast mode vs an autoregressive model of the same shape.
 
     python -m bench.speed [--model default] [--device cpu|cuda] [--cases 8] [--threshold 0.9] [--block 0]
-                          [--shape bundled|open-dcoder-0.5b]
+                          [--eos-penalty 0] [--shape bundled|open-dcoder-0.5b]
 
 Per span size (one line, 16, 32 and 64 tokens), on the same canvases, one request at a time:
   naive  the loop as the official samplers ship it: no cache, the whole canvas every step, one token
@@ -76,7 +76,7 @@ def run_ar(model: torch.nn.Module, engine: Engine, case: Case) -> float:
 
 
 def measure(engine: Engine, ar: torch.nn.Module, sample: list[Case], fast_p: DenoiseParams) -> dict[str, float]:
-    naive_p = DenoiseParams.reference()
+    naive_p = DenoiseParams.reference().with_(eos_penalty=fast_p.eos_penalty)
     run_diffusion(engine, sample[0], naive_p)  # warm-up of every path
     run_diffusion(engine, sample[0], fast_p)
     run_ar(ar, engine, sample[0])
@@ -123,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=8)
     parser.add_argument("--threshold", type=float, default=0.9, help="fast mode's confidence threshold")
     parser.add_argument("--block", type=int, default=0, help="fast mode's semi-autoregressive block (0: off)")
+    parser.add_argument("--eos-penalty", type=float, default=0.0,
+                        help="subtracted from end-of-text logits in both diffusion loops (a model that leaves gaps "
+                             "empty then writes tokens to be timed)")
     parser.add_argument("--context", type=int, default=None, help="canvas token budget (default: the model's)")
     parser.add_argument("--shape", choices=("bundled", "open-dcoder-0.5b"), default="bundled",
                         help="open-dcoder-0.5b: a random model of that shape (absolute speed only)")
@@ -133,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, dict[str, float]] = {}
     for label, span, lines in SIZES:
         sample = cases(engine, span or 0, args.cases, args.context, lines)
-        rows[label] = measure(engine, ar, sample, DenoiseParams.fast(args.threshold).with_(block=args.block))
+        fast = DenoiseParams.fast(args.threshold).with_(block=args.block, eos_penalty=args.eos_penalty)
+        rows[label] = measure(engine, ar, sample, fast)
     head = f"{'span':>5} {'n':>3} {'tokens':>6} {'naive tok/s':>11} {'fast tok/s':>10} {'AR tok/s':>9} " \
            f"{'x naive':>7} {'x AR':>5} {'tok/fwd':>7} {'agree':>6}"
     print(f"model {engine.name} ({engine.family}, {engine.device}, {sum(p.numel() for p in engine.loaded.model.parameters()) / 1e6:.1f}M params); "
@@ -146,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     headline = rows["32"]
     summary = {
         "benchmark": "speed", "model": engine.name, "device": engine.device, "shape": args.shape,
-        "threshold": args.threshold, "block": args.block,
+        "threshold": args.threshold, "block": args.block, "eos_penalty": args.eos_penalty,
         "speedup_vs_naive": round(headline["speedup_vs_naive"], 3),
         "speedup_vs_ar": round(headline["speedup_vs_ar"], 3),
         "tokens_per_forward": round(headline["tokens_per_forward"], 3),

@@ -16,6 +16,10 @@ class RowSpans:
     spans: list[list[int]]  # [start, end) per span, in canvas positions
     grown: int = 0
     max_grow: int = 0
+    stops: tuple[frozenset[int], ...] = ()  # per span, tokens that end it like an end token
+
+    def stops_of(self, span: int) -> frozenset[int]:
+        return self.stops[span] if span < len(self.stops) else frozenset()
 
 
 def find_spans(ids: list[int], mask_id: int) -> list[list[int]]:
@@ -51,7 +55,8 @@ class CanvasBatch:
     lengths: list[int] = field(default_factory=list)
 
     @classmethod
-    def build(cls, canvases: list[list[int]], max_grow: list[int], mask_id: int, pad_id: int, device) -> CanvasBatch:
+    def build(cls, canvases: list[list[int]], max_grow: list[int], mask_id: int, pad_id: int, device,
+              stops: list[tuple[frozenset[int], ...]] | None = None) -> CanvasBatch:
         lengths = [len(c) for c in canvases]
         width = max(lengths)
         x = torch.full((len(canvases), width), pad_id, dtype=torch.long)
@@ -59,7 +64,8 @@ class CanvasBatch:
         for b, ids in enumerate(canvases):
             x[b, : len(ids)] = torch.tensor(ids, dtype=torch.long)
             real[b, : len(ids)] = True
-        rows = [RowSpans(find_spans(ids, mask_id), 0, g) for ids, g in zip(canvases, max_grow)]
+        stops = stops or [()] * len(canvases)
+        rows = [RowSpans(find_spans(ids, mask_id), 0, g, s) for ids, g, s in zip(canvases, max_grow, stops)]
         return cls(x.to(device), real.to(device), rows, mask_id, pad_id, lengths)
 
     @property

@@ -19,6 +19,7 @@ from engine.models.layers import ForwardContext, fused_kernels_only
 from engine.params import DenoiseParams
 from engine.policies import (
     dream_count,
+    end_run,
     llada_count,
     propose,
     select_threshold,
@@ -53,9 +54,14 @@ class Span:
 
 @dataclass(frozen=True)
 class InfillRequest:
+    """`span_stops[i]`: tokens that end span i as an end token does (with fill_after_eos the masks after
+    the first one become end tokens, and the span does not grow), e.g. the line breaks of a one-line
+    completion, whose text after the first line break is never used. Missing entries stop nothing."""
+
     canvas: list[int]
     doc_id: str | None = None
     max_grow: int = 0
+    span_stops: tuple[frozenset[int], ...] = ()
 
 
 @dataclass
@@ -90,7 +96,7 @@ class Denoiser:
     ) -> tuple[list[InfillResult], DocKV | None]:
         sp = self.m.special
         batch = CanvasBatch.build([list(r.canvas) for r in requests], [r.max_grow for r in requests],
-                                  sp.mask_id, sp.pad_id, self.m.device)
+                                  sp.mask_id, sp.pad_id, self.m.device, [r.span_stops for r in requests])
         n = len(requests)
         started = time.perf_counter()
         gen = torch.Generator(device=self.m.device).manual_seed(params.seed)
@@ -137,7 +143,9 @@ class Denoiser:
             new_x = batch.x.clone()
             new_x[where] = torch.where(commit[where], tokens, batch.x[where])
             if params.rule == "threshold" and params.fill_after_eos:
-                self._fill_after_eos(batch, new_x)
+                proposed = torch.full_like(batch.x, sp.mask_id)
+                proposed[where] = tokens
+                self._fill_after_eos(batch, new_x, proposed)
             spans_before = [self._open_spans(batch, b) for b in range(n)]
             rerun = new_x != batch.x
             batch.x = new_x
@@ -217,17 +225,15 @@ class Denoiser:
             k = dream_count(masked.sum(-1), row_step, row_steps, params.eps)
         return select_top_k(full_score, k)
 
-    def _fill_after_eos(self, batch: CanvasBatch, new_x: torch.Tensor) -> None:
-        ends = self.m.special.end_ids
+    def _fill_after_eos(self, batch: CanvasBatch, new_x: torch.Tensor, proposed: torch.Tensor) -> None:
+        end_ids = self.m.special.end_ids
         for b, row in enumerate(batch.rows):
-            for start, end in row.spans:
-                seg = new_x[b, start:end].tolist()
-                hit = next((i for i, t in enumerate(seg) if t in ends), None)
-                if hit is None:
-                    continue
-                for i in range(hit + 1, len(seg)):
-                    if seg[i] == batch.mask_id:
-                        new_x[b, start + i] = self.m.special.eos_id
+            for i, (start, end) in enumerate(row.spans):
+                seg, old, prop = (t[b, start:end].tolist() for t in (new_x, batch.x, proposed))
+                filled = end_run(seg, old, prop, end_ids, end_ids | row.stops_of(i), self.m.special.eos_id,
+                                 batch.mask_id)
+                if filled != seg:
+                    new_x[b, start:end] = torch.tensor(filled, dtype=new_x.dtype, device=new_x.device)
 
     # -- spans ----------------------------------------------------------------------------------
 
@@ -238,10 +244,10 @@ class Denoiser:
         """Grow spans that filled with no end token; the rows that grew, whose cached K/V now sit at
         the wrong positions and must be recomputed."""
         refresh = torch.zeros(len(batch.rows), dtype=torch.bool)
-        ends = self.m.special.end_ids
         for b, row in enumerate(batch.rows):
             for i in range(len(row.spans) - 1, -1, -1):
                 start, end = row.spans[i]
+                ends = self.m.special.end_ids | row.stops_of(i)
                 if not spans_before[b][i] or bool((batch.x[b, start:end] == batch.mask_id).any()):
                     continue
                 budget = row.max_grow - row.grown

@@ -31,8 +31,10 @@ class DenoiseParams:
         candidates each step, and only they run as queries; the masks beyond keep the K/V of the last
         refresh. Semi-autoregressive decoding (LLaDA's blocks, Fast-dLLM's dual cache): a step costs
         `block` positions instead of every mask, for long spans. 0 (default) makes every mask a candidate.
-    fill_after_eos: with the threshold rule, once a span commits an end token every mask after it in
-        that span becomes an end token too (DreamOn's pad-EOS-to-the-right); the reference rule never does.
+    fill_after_eos: with the threshold rule, end tokens form one run at the end of a span: once a span
+        commits an end token every mask after it becomes an end token too (DreamOn's pad-EOS-to-the-right),
+        and the masks just before it that also propose an end token are committed with it, so an empty
+        tail costs one step, not one per position (`policies.end_run`); the reference rule never does.
     eos_penalty: subtracted from the end-token logits before proposing, for models that over-produce EOS
         in gaps (LLaDA's evaluation suppresses EOS for the same reason); 0 keeps the family's sampler exact.
     """

@@ -115,3 +115,28 @@ def select_threshold(
     rows = torch.arange(score.shape[0], device=score.device)[:, None].expand_as(best)
     picked[rows[has_any], best[has_any]] = True
     return picked
+
+
+def end_run(
+    span: list[int], before: list[int], proposed: list[int], end_ids: frozenset[int], stop_ids: frozenset[int],
+    eos_id: int, mask_id: int,
+) -> list[int]:
+    """One span after a step's commits, with its end tokens made one run at its end.
+
+    `before` is the span before the step, `proposed` the step's proposal at each candidate position
+    (mask_id elsewhere). An end token committed this step takes with it the masks just before it whose
+    own proposal is an end token too, so a tail the model fills with end tokens is committed in one step
+    rather than one position per step from the right; then every mask after the span's first end or
+    stop token becomes `eos_id` (DreamOn's pad-to-the-right).
+    """
+    out = list(span)
+    first_new = next((j for j in range(len(out)) if before[j] == mask_id and out[j] in end_ids), None)
+    if first_new is not None:
+        k = first_new - 1
+        while k >= 0 and out[k] == mask_id and proposed[k] in end_ids:
+            out[k] = eos_id
+            k -= 1
+    hit = next((j for j, t in enumerate(out) if t in stop_ids), None)
+    if hit is not None:
+        out[hit + 1 :] = [eos_id if t == mask_id else t for t in out[hit + 1 :]]
+    return out

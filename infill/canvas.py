@@ -10,6 +10,8 @@ added alternately above and below, one whole line at a time.
 
 from __future__ import annotations
 
+import functools
+
 import itertools
 import re
 from collections.abc import Sequence
@@ -54,6 +56,13 @@ class Canvas:
 
 class ContextOverflow(ValueError):
     """The spots and the text between them alone do not fit the model's context."""
+
+
+@functools.lru_cache(maxsize=8)
+def line_break_ids(tokenizer: Any) -> frozenset[int]:
+    """The ids whose text holds a line break (one decode over the vocabulary, cached per tokenizer)."""
+    texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
+    return frozenset(i for i, text in enumerate(texts) if "\n" in text)
 
 
 def encode(tokenizer: Any, text: str) -> list[int]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from infill.canvas import Canvas, ContextOverflow, build_canvas, check_spots, instruction_header
+from infill.canvas import Canvas, ContextOverflow, build_canvas, check_spots, instruction_header, line_break_ids
 from infill.languages import LanguageSpec, get_language
 from infill.postprocess import (
     balance_brackets,
@@ -114,10 +114,18 @@ class _Document:
             reserve=reserve,
         )
 
+    def _span_stops(self) -> tuple[frozenset[int], ...]:
+        """A one-line insertion keeps only its first line (`shape_text`), so a line break ends it."""
+        breaks = line_break_ids(self.engine.tokenizer)
+        return tuple(
+            breaks if slot.spot.kind == "line" and slot.spot.start == slot.spot.end else frozenset()
+            for slot in self.canvas.slots
+        )
+
     def first_request(self) -> InfillRequest:
         from engine import InfillRequest
 
-        return InfillRequest(list(self.canvas.ids), self.job.doc_id, self.max_grow)
+        return InfillRequest(list(self.canvas.ids), self.job.doc_id, self.max_grow, self._span_stops())
 
     def absorb(self, result: InfillResult) -> None:
         self.stats = self.stats.add(result.stats)
@@ -169,7 +177,7 @@ class _Document:
             canvas[start + lo : start + hi] = [self.engine.special.mask_id] * (hi - lo)
         from engine import InfillRequest
 
-        return InfillRequest(canvas, self.job.doc_id, 0)
+        return InfillRequest(canvas, self.job.doc_id, 0, self._span_stops())
 
     def result(self) -> FillResult:
         canvas_ids = list(self.canvas.ids)

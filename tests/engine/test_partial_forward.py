@@ -79,3 +79,19 @@ def test_block_of_one_decodes_left_to_right(dream, cache):
 def test_block_needs_the_threshold_rule():
     with pytest.raises(ValueError, match="block needs the threshold rule"):
         DenoiseParams.reference().with_(block=4)
+
+
+def test_a_stop_token_ends_its_span(dream):
+    """Decoding left to right, a span whose stop set holds the token it committed at step k+1 ends
+    there: the rest are end tokens and the span does not grow; a span without stops is filled."""
+    sp, tok = dream.special, dream.tokenizer
+    ids = [sp.bos_id] + tok.encode("def area(w, h):\n    return ") + [sp.mask_id] * 8 + tok.encode("\n")
+    ids += [sp.mask_id] * 8 + [sp.eos_id]
+    params = DenoiseParams.fast(threshold=1.0).with_(block=1)
+    free = dream.infill([InfillRequest(ids, max_grow=8)], params)[0]
+    first = free.spans[0].token_ids
+    k = next(i for i in range(2, 8) if first[i] not in first[:i] and first[i] not in sp.end_ids)
+    stopped = dream.infill([InfillRequest(ids, max_grow=8, span_stops=(frozenset({first[k]}),))], params)[0]
+    assert stopped.spans[0].token_ids == first[: k + 1] + [sp.eos_id] * (7 - k)
+    assert sp.mask_id not in stopped.spans[1].token_ids
+    assert len(stopped.canvas) == len(free.canvas)
