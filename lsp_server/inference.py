@@ -53,6 +53,8 @@ class InferenceBackend:
         self._loaded_key: tuple[str, str] | None = None
         self.failure: LoadFailure | None = None
         self.device_name = "none"
+        self.runs = 0
+        """Denoising runs so far (a request that needs no model, such as one mid-word, runs none)."""
 
     @property
     def loaded(self) -> bool:
@@ -125,6 +127,7 @@ class InferenceBackend:
         if all(len(job.spots) == 1 for job in fill_jobs):
             max_grow = max(0, settings.max_tokens - max(job.spots[0].n_masks for job in fill_jobs))
         options = infill.FillOptions(instruction=instruction, max_grow=max_grow)
+        self.runs += 1
         results = infill.fill_many(
             self._require_engine(),
             fill_jobs,

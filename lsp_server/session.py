@@ -259,8 +259,10 @@ class Session:
         return bool(text_document and text_document.inline_completion is not None)
 
     def _notify_status(self) -> None:
-        """{model, device, lastLatencyMs}; before the first completion the latency is left out."""
-        status: dict[str, object] = {"model": self.settings.model, "device": self.backend.device_name}
+        """{model, device, inferences, lastLatencyMs}; before the first completion the latency is left out."""
+        status: dict[str, object] = {
+            "model": self.settings.model, "device": self.backend.device_name, "inferences": self.backend.runs
+        }
         if self.last_latency_ms is not None:
             status["lastLatencyMs"] = self.last_latency_ms
         self.server.protocol.notify(STATUS_NOTIFICATION, status)
