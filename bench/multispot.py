@@ -5,7 +5,9 @@
 For k in 1, 2, 4, 8: k line-sized spots spread over one real file (bench.workload sources), fast mode.
 "one run" fills all k in one canvas (one denoising loop); "separate" fills them one request each.
 The speed-up is separate time / one-run time, measured side by side; "agree" is the fraction of spot
-tokens on which the two ways chose the same token. The last line is JSON.
+tokens on which the two ways chose the same token. The two ways see different canvases (in one run the
+other spots are masks too; a separate request sees their original text), so agreement below 1 is the
+model reacting to that, not an approximation of the loop. The last line is JSON.
 """
 
 from __future__ import annotations
