@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import tree_sitter
 
+from infill.parse_cache import ParseCache
+
 
 @dataclass(frozen=True)
 class LanguageSpec:
@@ -45,7 +47,14 @@ class LanguageSpec:
         return tree_sitter.Parser(self.language)
 
     def parse(self, text: str) -> tree_sitter.Tree:
-        return self.parser().parse(text.encode("utf-8"))
+        """The tree of `text`, parsed incrementally against a recent text of this language (see
+        parse_cache.py); shared, so callers must not edit it."""
+        return _parse_cache(self.grammar_module, self.grammar_function).parse(text.encode("utf-8"))
+
+
+@functools.cache
+def _parse_cache(module_name: str, function_name: str) -> ParseCache:
+    return ParseCache(_load_grammar(module_name, function_name))
 
 
 @functools.cache
