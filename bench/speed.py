@@ -1,6 +1,6 @@
 """Speed: the naive diffusion loop vs dcomplete's fast mode vs an autoregressive model of the same shape.
 
-    python -m bench.speed [--model default] [--device cpu|cuda] [--cases 8] [--threshold 0.9] [--block 0]
+    python -m bench.speed [--model default] [--device cpu|cuda] [--cases 8] [--threshold 0.9] [--block 0] [--near 4]
                           [--eos-penalty 0] [--shape bundled|open-dcoder-0.5b]
 
 Per span size (one line, 16, 32 and 64 tokens), on the same canvases, one request at a time:
@@ -123,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=8)
     parser.add_argument("--threshold", type=float, default=0.9, help="fast mode's confidence threshold")
     parser.add_argument("--block", type=int, default=0, help="fast mode's semi-autoregressive block (0: off)")
+    parser.add_argument("--near", type=int, default=DenoiseParams.near,
+                        help="fast mode: fixed text this close to a span reruns every step")
     parser.add_argument("--eos-penalty", type=float, default=0.0,
                         help="subtracted from end-of-text logits in both diffusion loops (a model that leaves gaps "
                              "empty then writes tokens to be timed)")
@@ -136,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, dict[str, float]] = {}
     for label, span, lines in SIZES:
         sample = cases(engine, span or 0, args.cases, args.context, lines)
-        fast = DenoiseParams.fast(args.threshold).with_(block=args.block, eos_penalty=args.eos_penalty)
+        fast = DenoiseParams.fast(args.threshold).with_(block=args.block, near=args.near, eos_penalty=args.eos_penalty)
         rows[label] = measure(engine, ar, sample, fast)
     head = f"{'span':>5} {'n':>3} {'tokens':>6} {'naive tok/s':>11} {'fast tok/s':>10} {'AR tok/s':>9} " \
            f"{'x naive':>7} {'x AR':>5} {'tok/fwd':>7} {'agree':>6}"
@@ -150,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     headline = rows["32"]
     summary = {
         "benchmark": "speed", "model": engine.name, "device": engine.device, "shape": args.shape,
-        "threshold": args.threshold, "block": args.block, "eos_penalty": args.eos_penalty,
+        "threshold": args.threshold, "block": args.block, "near": args.near, "eos_penalty": args.eos_penalty,
         "speedup_vs_naive": round(headline["speedup_vs_naive"], 3),
         "speedup_vs_ar": round(headline["speedup_vs_ar"], 3),
         "tokens_per_forward": round(headline["tokens_per_forward"], 3),

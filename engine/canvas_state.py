@@ -84,6 +84,15 @@ class CanvasBatch:
                 out[b, start:end] = seg & (seg.cumsum(0) <= block)
         return out
 
+    def around_spans(self, width: int) -> torch.Tensor:
+        """(B, L): the real positions within `width` of a span, on either side."""
+        near = torch.zeros_like(self.real)
+        if width:
+            for b, row in enumerate(self.rows):
+                for start, end in row.spans:
+                    near[b, max(0, start - width) : end + width] = True
+        return near & self.real
+
     def span_groups(self) -> torch.Tensor:
         """(B, L): the index of the span each position belongs to, -1 outside spans."""
         groups = torch.full(self.x.shape, -1, dtype=torch.long)

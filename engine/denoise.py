@@ -129,7 +129,7 @@ class Denoiser:
             if params.refresh_every:
                 full |= since_full >= params.refresh_every
             logits_m = self._predict(batch, masked, kv if use_cache else None, full & active, ~full & active,
-                                     rerun)
+                                     rerun | batch.around_spans(params.near))
             since_full = torch.where(full, 1, since_full + 1)
             stale[:] = False
             logits_m[:, sp.mask_id] = float("-inf")  # a committed mask would stay masked forever
@@ -173,8 +173,8 @@ class Denoiser:
 
         Rows due a refresh (or every row, without a cache) run in full; the others run as queries only
         the positions whose logits are read (the masks, or the position before each mask when logits
-        are shifted), their masks, and `rerun` (tokens committed last step and edited text), against
-        their cached K/V; finished rows do not run. Each row's result depends on that row alone,
+        are shifted), their masks, and `rerun` (tokens committed last step, edited text, and the fixed
+        text next to the spans), against their cached K/V; finished rows do not run. Each row's result depends on that row alone,
         whatever else is batched.
         """
         rows_m, src_m = self._src(masked)

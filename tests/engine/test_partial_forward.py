@@ -95,3 +95,15 @@ def test_a_stop_token_ends_its_span(dream):
     assert stopped.spans[0].token_ids == first[: k + 1] + [sp.eos_id] * (7 - k)
     assert sp.mask_id not in stopped.spans[1].token_ids
     assert len(stopped.canvas) == len(free.canvas)
+
+
+def test_near_covering_the_canvas_equals_no_cache(dream):
+    """Fixed text within `near` of a span reruns with it every step; when that covers the whole canvas
+    every cached step sees fresh K/V everywhere, which is the uncached loop exactly."""
+    sp, tok = dream.special, dream.tokenizer
+    ids = [sp.bos_id] + tok.encode("def area(w, h):\n    return ") + [sp.mask_id] * 10 + tok.encode("\n")
+    ids += tok.encode("print(area(2, 3))\n") + [sp.mask_id] * 6 + [sp.eos_id]
+    params = DenoiseParams.fast(threshold=1.0).with_(fill_after_eos=False)
+    uncached = dream.infill([InfillRequest(ids)], params.with_(cache="none"))[0]
+    covered = dream.infill([InfillRequest(ids)], params.with_(near=len(ids)))[0]
+    assert covered.canvas == uncached.canvas
