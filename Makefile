@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 TORCH ?= torch==2.13.0
 DEMO_SPOT ?= tests/fixtures/sample.py:10-11
 
-.PHONY: demo test setup clean
+.PHONY: demo test setup clean figures figures-gpu
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,26 @@ demo: $(STAMP)
 # OpenMP threads on an oversubscribed CPU make a forward pass tens of times slower.
 test: $(STAMP)
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q
+
+# The README's Figures, one benchmark after another on one CPU thread (about 30 minutes); each prints
+# its table and ends with its JSON line.
+CPU1 := OMP_NUM_THREADS=1 $(PY) -m
+figures: $(STAMP)
+	$(CPU1) bench.speed --cases 6
+	$(CPU1) bench.speed --cases 6 --eos-penalty 3
+	$(CPU1) bench.multispot --files 3
+	$(CPU1) bench.cache --repeats 3
+	$(CPU1) bench.lsp_latency
+	$(CPU1) bench.quality --limit 200 --sampler fast --length both
+	$(CPU1) bench.quality --limit 100 --sampler reference --length both --benchmarks single,santacoder
+	$(CPU1) bench.quality --limit 60 --benchmarks single --length own --plot bench/quality_knob.png
+
+# On a machine with a CUDA GPU: absolute speed of the bundled model and of a random model shaped like
+# Open-dCoder-0.5B, and multi-spot batching there.
+figures-gpu: $(STAMP)
+	$(PY) -m bench.speed --device cuda --cases 8
+	$(PY) -m bench.speed --device cuda --cases 8 --shape open-dcoder-0.5b
+	$(PY) -m bench.multispot --device cuda --files 3
 
 clean:
 	rm -rf $(VENV) build *.egg-info
