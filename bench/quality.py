@@ -220,12 +220,12 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int | No
     return row
 
 
-def sampler_params(sampler: str, seed: int, threshold: float | None = None) -> Any:
+def sampler_params(sampler: str, seed: int, threshold: float | None = None, eos_penalty: float = 0.0) -> Any:
     from engine import DenoiseParams
 
     if sampler == "reference":
-        return DenoiseParams.reference().with_(seed=seed)
-    return DenoiseParams.fast(threshold if threshold is not None else 0.9).with_(seed=seed)
+        return DenoiseParams.reference().with_(seed=seed, eos_penalty=eos_penalty)
+    return DenoiseParams.fast(threshold if threshold is not None else 0.9).with_(seed=seed, eos_penalty=eos_penalty)
 
 
 def _percent(value: float | None) -> str:
@@ -257,6 +257,7 @@ def summary(rows: dict[str, dict], args: argparse.Namespace, suite: Suite) -> di
         "default_row": DEFAULT_ROW,
         "model": args.model,
         "seed": args.seed,
+        "eos_penalty": args.eos_penalty,
         "n": suite.sizes,
         "subset": "seeded sample (random.Random(seed)) in dataset order; multi-line capped at "
                   f"{DEFAULT_MULTI_SUBSET} unless --limit",
@@ -328,6 +329,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--benchmarks", default=",".join(BENCHMARKS),
                         help=f"comma-separated subset of {','.join(BENCHMARKS)} (default: all)")
     parser.add_argument("--seed", type=int, default=0, help="subset sample and sampler seed")
+    parser.add_argument("--eos-penalty", type=float, default=0.0,
+                        help="subtracted from end-of-text logits (for a model that leaves gaps empty)")
     parser.add_argument("--canonical", action="store_true",
                         help="add a row of the canonical middles; it must score 100 (checks the harness)")
     parser.add_argument("--workers", type=int, default=None, help="parallel sandboxed test runs")
@@ -362,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (ModelLoadError, OSError) as error:
             print(f"bench.quality: cannot load model {args.model!r}: {error}", file=sys.stderr)
             return 2
-        params = sampler_params(args.sampler, args.seed)
+        params = sampler_params(args.sampler, args.seed, eos_penalty=args.eos_penalty)
         for length in ("own", "oracle") if args.length == "both" else (args.length,):
             name = f"dcomplete/{args.sampler}/{length}"
             rows[name] = evaluate_row(name, model_completer(engine, params, length), suite, args.workers)
