@@ -124,11 +124,11 @@ class Denoiser:
                 cancelled = True
                 break
             active = batch.masked.any(-1).cpu()
-            masked = batch.leading_masks(params.block)  # the positions this step may commit
+            candidates = batch.leading_masks(params.block)  # the masks this step may commit
             full = stale | ~torch.tensor(use_cache).expand(n)
             if params.refresh_every:
                 full |= since_full >= params.refresh_every
-            logits_m = self._predict(batch, masked, kv if use_cache else None, full & active, ~full & active,
+            logits_m = self._predict(batch, candidates, kv if use_cache else None, full & active, ~full & active,
                                      rerun | batch.around_spans(params.near))
             since_full = torch.where(full, 1, since_full + 1)
             stale[:] = False
@@ -138,8 +138,8 @@ class Denoiser:
             for b in range(n):
                 stats[b].forward_passes += int(active[b])
             tokens, score = propose(logits_m, params.alg, params.temperature, params.top_p, gen, precision)
-            commit = self._select(batch, masked, score, params, initial, row_step, row_steps)
-            where = masked.nonzero(as_tuple=True)
+            commit = self._select(batch, candidates, score, params, initial, row_step, row_steps)
+            where = candidates.nonzero(as_tuple=True)
             new_x = batch.x.clone()
             new_x[where] = torch.where(commit[where], tokens, batch.x[where])
             if params.rule == "threshold" and params.fill_after_eos:
@@ -174,8 +174,8 @@ class Denoiser:
         Rows due a refresh (or every row, without a cache) run in full; the others run as queries only
         the positions whose logits are read (the masks, or the position before each mask when logits
         are shifted), their masks, and `rerun` (tokens committed last step, edited text, and the fixed
-        text next to the spans), against their cached K/V; finished rows do not run. Each row's result depends on that row alone,
-        whatever else is batched.
+        text next to the spans), against their cached K/V; finished rows do not run. Each row's result
+        depends on that row alone, whatever else is batched.
         """
         rows_m, src_m = self._src(masked)
         need = masked | rerun
