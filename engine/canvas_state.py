@@ -84,13 +84,16 @@ class CanvasBatch:
                 out[b, start:end] = seg & (seg.cumsum(0) <= block)
         return out
 
-    def around_spans(self, width: int) -> torch.Tensor:
-        """(B, L): the real positions within `width` of a span, on either side."""
+    def around_spans(self, width: int, changed: torch.Tensor) -> torch.Tensor:
+        """(B, L): the real positions within `width` of a span that still has masks or where `changed`
+        (B, L) holds, on either side. The text next to a finished span stops changing with it."""
         near = torch.zeros_like(self.real)
         if width:
+            moving = self.masked | changed
             for b, row in enumerate(self.rows):
                 for start, end in row.spans:
-                    near[b, max(0, start - width) : end + width] = True
+                    if bool(moving[b, start:end].any()):
+                        near[b, max(0, start - width) : end + width] = True
         return near & self.real
 
     def span_groups(self) -> torch.Tensor:

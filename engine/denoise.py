@@ -129,7 +129,7 @@ class Denoiser:
             if params.refresh_every:
                 full |= since_full >= params.refresh_every
             logits_m = self._predict(batch, candidates, kv if use_cache else None, full & active, ~full & active,
-                                     rerun | batch.around_spans(params.near))
+                                     rerun | batch.around_spans(params.near, rerun))
             since_full = torch.where(full, 1, since_full + 1)
             stale[:] = False
             logits_m[:, sp.mask_id] = float("-inf")  # a committed mask would stay masked forever
