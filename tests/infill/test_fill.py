@@ -147,3 +147,19 @@ def test_a_long_file_keeps_room_for_growth(engine: Engine) -> None:
     decoded = engine.tokenizer.decode(request.canvas, clean_up_tokenization_spaces=False)
     assert "value_198 = " in decoded and "value_201 = " in decoded and "value_199 = " not in decoded
     assert "value_0 = " not in decoded
+
+
+def test_a_one_line_insertion_stops_at_a_line_break(engine: Engine) -> None:
+    """Only the first line of a one-line insertion is kept, so its span carries the line-break ids as
+    stops; a replaced range and a block keep every line and carry none."""
+    from infill.canvas import line_break_ids
+
+    breaks = line_break_ids(engine.tokenizer)
+    newline = engine.tokenizer.encode("\n", add_special_tokens=False)
+    assert set(newline) <= breaks and not set(engine.tokenizer.encode("x", add_special_tokens=False)) & breaks
+    recorder = Recording(engine)
+    end_of_one = SOURCE.index("return x") + len("return x")
+    spots = [Spot(end_of_one, end_of_one, 6, "line"), Spot(end_of_one + 1, end_of_one + 1, 6, "block"),
+             body_spots(6)[2]]
+    fill(recorder, SOURCE, spots, DenoiseParams(), options=FillOptions(retries=0, keep_invalid=True))
+    assert recorder.calls[0][0].span_stops == (breaks, frozenset(), frozenset())
