@@ -26,7 +26,7 @@ function M.defaults()
     renderer = 'auto',
     settings = {},
     root_markers = { 'pyproject.toml', 'setup.py', 'setup.cfg', '.git' },
-    debounce_ms = 150,
+    debounce_ms = 75,
     keymaps = {
       accept = '<Tab>',
       accept_word = '<M-w>',
