@@ -51,10 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=4)
     parser.add_argument("--context", type=int, default=1024,
                         help="canvas budget (default 1024: eight spots apart need more than the bundled 256; speed only)")
+    parser.add_argument("--near", type=int, default=DenoiseParams.near,
+                        help="fast mode: fixed text this close to a span reruns every step")
     parser.add_argument("--spots", default=",".join(map(str, KS)), help="spot counts to measure (default 1,2,4,8)")
     args = parser.parse_args(argv)
     engine = Engine.load(args.model, device=args.device)
-    params = DenoiseParams.fast()
+    params = DenoiseParams.fast().with_(near=args.near)
     budget = args.context
     texts = [p.read_text(encoding="utf-8") for p in source_files()]
     ks = [int(k) for k in args.spots.split(",")]
