@@ -1,6 +1,6 @@
 """Speed: the naive diffusion loop vs dcomplete's fast mode vs an autoregressive model of the same shape.
 
-    python -m bench.speed [--model default] [--device cpu|cuda] [--cases 8] [--threshold 0.9] [--block 0] [--near 4]
+    python -m bench.speed [--model default] [--device cpu|cuda] [--cases 8] [--threshold 0.9] [--block 0] [--near 1]
                           [--eos-penalty 0] [--shape bundled|open-dcoder-0.5b]
 
 Per span size (one line, 16, 32 and 64 tokens), on the same canvases, one request at a time:
