@@ -266,13 +266,14 @@ def summary(rows: dict[str, dict], args: argparse.Namespace, suite: Suite) -> di
     }
 
 
-def sweep_and_plot(engine: Any, suite: Suite, png: str, seed: int, workers: int | None) -> list[dict]:
-    """The quality/speed knob: single-line pass@1 and tokens/s of the fast sampler (own length) against
+def sweep_and_plot(engine: Any, suite: Suite, png: str, seed: int, workers: int | None,
+                   length: str = "own") -> list[dict]:
+    """The quality/speed knob: single-line pass@1 and tokens/s of the fast sampler (at `length`) against
     its confidence threshold."""
     points = []
     for threshold in PLOT_THRESHOLDS:
-        name = f"dcomplete/fast@{threshold}/own"
-        row = evaluate_row(name, model_completer(engine, sampler_params("fast", seed, threshold), "own"),
+        name = f"dcomplete/fast@{threshold}/{length}"
+        row = evaluate_row(name, model_completer(engine, sampler_params("fast", seed, threshold), length),
                            suite, workers, benchmarks=("single",))
         points.append({"threshold": threshold, "pass_at_1_single": row["pass_at_1_single"],
                        "tokens_per_second": row.get("tokens_per_second"),
@@ -325,7 +326,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--sampler", choices=("reference", "fast"), default="fast")
     parser.add_argument("--length", choices=("own", "oracle", "both"), default="both")
     parser.add_argument("--plot", default=None, metavar="PNG",
-                        help="also sweep the fast sampler's threshold on the single-line subset and plot it")
+                        help="also sweep the fast sampler's threshold on the single-line subset "
+                             "(at --length oracle, else own) and plot it")
     parser.add_argument("--benchmarks", default=",".join(BENCHMARKS),
                         help=f"comma-separated subset of {','.join(BENCHMARKS)} (default: all)")
     parser.add_argument("--seed", type=int, default=0, help="subset sample and sampler seed")
@@ -374,7 +376,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.plot and engine is None:
         _progress("--plot needs a model; no plot written with --model none")
     elif args.plot:
-        report["threshold_sweep"] = sweep_and_plot(engine, suite, args.plot, args.seed, args.workers)
+        length = "oracle" if args.length == "oracle" else "own"
+        report["threshold_sweep"] = sweep_and_plot(engine, suite, args.plot, args.seed, args.workers, length)
     print(json.dumps(report, sort_keys=True))
     return 0
 
