@@ -30,7 +30,7 @@ class DenoiseParams:
     near: with cache="fixed", the fixed text within `near` tokens of each span that is still changing
         is recomputed every step with it (the rest keeps the K/V of the last refresh): the text next to a
         gap is what its contents change most. With the bundled model writing 32-token spans, agreement
-        with the uncached loop is 0.53 at near 0, 0.71 at 1 and 0.77 at 4; but every open span adds
+        with the official loop is 0.54 at near 0, 0.71 at 1 and 0.79 at 4; but every open span adds
         2 x near queries per step, which a canvas of 8 spots pays 8 times (bench.speed / bench.multispot
         --near), so the default is 1.
     block: with the threshold rule, only the first `block` masks of each span (left to right) are
