@@ -35,12 +35,18 @@ CPU1 := OMP_NUM_THREADS=1 $(PY) -m
 figures: $(STAMP)
 	$(CPU1) bench.speed --cases 6
 	$(CPU1) bench.speed --cases 6 --eos-penalty 3
+	$(CPU1) bench.speed --cases 6 --eos-penalty 3 --near 0
+	$(CPU1) bench.speed --cases 6 --eos-penalty 3 --near 4
 	$(CPU1) bench.multispot --files 3
 	$(CPU1) bench.cache --repeats 3
 	$(CPU1) bench.lsp_latency
+	$(CPU1) bench.lsp_latency --debounce-ms 150
 	$(CPU1) bench.quality --limit 200 --sampler fast --length both
+	$(CPU1) bench.quality --limit 100 --sampler fast --length both --benchmarks single,santacoder
 	$(CPU1) bench.quality --limit 100 --sampler reference --length both --benchmarks single,santacoder
-	$(CPU1) bench.quality --limit 60 --benchmarks single --length own --plot bench/quality_knob.png
+	$(CPU1) bench.quality --limit 100 --sampler fast --length oracle --eos-penalty 3 --benchmarks single,santacoder
+	$(CPU1) bench.quality --limit 100 --sampler reference --length oracle --eos-penalty 3 --benchmarks single,santacoder
+	$(CPU1) bench.quality --limit 60 --benchmarks single --length oracle --plot bench/quality_knob.png
 
 # On a machine with a CUDA GPU: absolute speed of the bundled model and of a random model shaped like
 # Open-dCoder-0.5B, and multi-spot batching there.

@@ -92,7 +92,8 @@ async def session(args: argparse.Namespace) -> dict[str, object]:
     await client.stop()
     all_ms = [t for t, _ in timings]
     answered = [t for t, has in timings if has]
-    return {"requests": len(timings), "inferences": runs["latest"] - runs_before, "answered": len(answered), "all_ms": all_ms,
+    return {"requests": len(timings), "inferences": runs["latest"] - runs_before, "answered": len(answered),
+            "all_ms": all_ms,
             "answered_ms": answered}
 
 

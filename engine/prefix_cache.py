@@ -5,8 +5,8 @@ canvas of the same document is aligned with it by a token diff: text above an ed
 text below it matches shifted by the edit's change in length. Matched K/V are reused, re-rotated by
 their shift (RoPE rotations compose: R(p + d) = R(d) R(p)), so only the edited tokens and the mask spans
 run through the model on the first step. Like Fast-dLLM's cache this is an
-approximation for a bidirectional model (the reused K/V saw the old text); the loop refreshes the whole
-canvas whenever a span completes, and agreement with the uncached loop is measured in bench/.
+approximation for a bidirectional model (the reused K/V saw the old text); `refresh_every` bounds how
+long it lasts, and agreement with the uncached loop is measured in bench/.
 """
 
 from __future__ import annotations

@@ -157,10 +157,11 @@ class FusedLinear:
         has_bias = [linear.bias is not None for linear in linears]
         assert all(has_bias) or not any(has_bias), "fused projections must all have a bias or none"
         self.bias = torch.cat([linear.bias.detach() for linear in linears]) if all(has_bias) else None
-        for i, (linear, w) in enumerate(zip(linears, self.weight.split(self.sizes))):
+        biases = self.bias.split(self.sizes) if self.bias is not None else [None] * len(linears)
+        for linear, w, b in zip(linears, self.weight.split(self.sizes), biases):
             linear.weight = nn.Parameter(w, requires_grad=False)
-            if self.bias is not None:
-                linear.bias = nn.Parameter(self.bias.split(self.sizes)[i], requires_grad=False)
+            if b is not None:
+                linear.bias = nn.Parameter(b, requires_grad=False)
 
     def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return F.linear(x, self.weight, self.bias).split(self.sizes, dim=-1)
