@@ -6,9 +6,20 @@ positions that were masks in the request; `grow` inserts more masks at a span's 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
+
+
+class Lead(Protocol):
+    """Text a span must start with, as a constraint on its first tokens (built by infill, which knows the
+    tokenizer; the engine only sees ids)."""
+
+    def allowed(self, written: Sequence[int]) -> frozenset[int] | None:
+        """The ids that may follow `written` (the span's first tokens); None once the text is complete."""
+        ...
 
 
 @dataclass
@@ -17,9 +28,13 @@ class RowSpans:
     grown: int = 0
     max_grow: int = 0
     stops: tuple[frozenset[int], ...] = ()  # per span, tokens that end it like an end token
+    leads: tuple[Lead | None, ...] = ()  # per span, text it must start with
 
     def stops_of(self, span: int) -> frozenset[int]:
         return self.stops[span] if span < len(self.stops) else frozenset()
+
+    def lead_of(self, span: int) -> Lead | None:
+        return self.leads[span] if span < len(self.leads) else None
 
 
 def find_spans(ids: list[int], mask_id: int) -> list[list[int]]:
@@ -56,7 +71,8 @@ class CanvasBatch:
 
     @classmethod
     def build(cls, canvases: list[list[int]], max_grow: list[int], mask_id: int, pad_id: int, device,
-              stops: list[tuple[frozenset[int], ...]] | None = None) -> CanvasBatch:
+              stops: list[tuple[frozenset[int], ...]] | None = None,
+              leads: list[tuple[Lead | None, ...]] | None = None) -> CanvasBatch:
         lengths = [len(c) for c in canvases]
         width = max(lengths)
         x = torch.full((len(canvases), width), pad_id, dtype=torch.long)
@@ -65,7 +81,9 @@ class CanvasBatch:
             x[b, : len(ids)] = torch.tensor(ids, dtype=torch.long)
             real[b, : len(ids)] = True
         stops = stops or [()] * len(canvases)
-        rows = [RowSpans(find_spans(ids, mask_id), 0, g, s) for ids, g, s in zip(canvases, max_grow, stops)]
+        leads = leads or [()] * len(canvases)
+        rows = [RowSpans(find_spans(ids, mask_id), 0, g, s, ld)
+                for ids, g, s, ld in zip(canvases, max_grow, stops, leads)]
         return cls(x.to(device), real.to(device), rows, mask_id, pad_id, lengths)
 
     @property
@@ -73,16 +91,72 @@ class CanvasBatch:
         return (self.x == self.mask_id) & self.real
 
     def leading_masks(self, block: int) -> torch.Tensor:
-        """(B, L): the first `block` masks of every span, left to right (all masks when block is 0)."""
+        """(B, L): the first `block` masks of every span, left to right (all masks when block is 0); only
+        the first one while the span's lead is unfinished."""
         masked = self.masked
-        if not block:
+        opened = self.lead_open()
+        if not block and not bool(opened.any()):
             return masked
         out = torch.zeros_like(masked)
         for b, row in enumerate(self.rows):
             for start, end in row.spans:
                 seg = masked[b, start:end]
-                out[b, start:end] = seg & (seg.cumsum(0) <= block)
+                width = 1 if bool(opened[b, start:end].any()) else block
+                out[b, start:end] = seg & (seg.cumsum(0) <= width) if width else seg
         return out
+
+    def _lead_state(self, b: int, span: int) -> tuple[int, frozenset[int] | None]:
+        """(index of the span's first mask or len(span), ids its lead allows there or None)."""
+        start, end = self.rows[b].spans[span]
+        seg = self.x[b, start:end].tolist()
+        first = next((j for j, t in enumerate(seg) if t == self.mask_id), len(seg))
+        lead = self.rows[b].lead_of(span)
+        if lead is None or first == len(seg) or any(t == self.mask_id for t in seg[:first]):
+            return first, None
+        return first, lead.allowed(seg[:first])
+
+    def lead_open(self) -> torch.Tensor:
+        """(B, L): the first mask of each span whose lead is unfinished."""
+        out = torch.zeros_like(self.real)
+        for b, row in enumerate(self.rows):
+            for i, (start, _) in enumerate(row.spans):
+                if row.lead_of(i) is None:
+                    continue
+                first, allowed = self._lead_state(b, i)
+                if allowed is not None:
+                    out[b, start + first] = True
+        return out
+
+    def constrain(self, candidates: torch.Tensor, logits: torch.Tensor) -> None:
+        """Restrict the logits (M, V, in `candidates.nonzero()` order) of each span's first mask to what its
+        unfinished lead allows."""
+        if not any(row.leads for row in self.rows):
+            return
+        order = torch.full(self.x.shape, -1, dtype=torch.long, device=self.x.device)
+        order[candidates] = torch.arange(int(candidates.sum()), device=self.x.device)
+        for b, row in enumerate(self.rows):
+            for i, (start, _) in enumerate(row.spans):
+                if row.lead_of(i) is None:
+                    continue
+                first, allowed = self._lead_state(b, i)
+                m = int(order[b, start + first]) if allowed is not None else -1
+                if m < 0:
+                    continue
+                keep = torch.zeros(logits.shape[-1], dtype=torch.bool, device=logits.device)
+                keep[[t for t in allowed if t < logits.shape[-1]]] = True
+                logits[m].masked_fill_(~keep, float("-inf"))
+
+    def lead_length(self, b: int, span: int, seg: list[int]) -> int:
+        """How many of `seg`'s first tokens the span's lead covers (stop tokens count only after them)."""
+        lead = self.rows[b].lead_of(span)
+        if lead is None:
+            return 0
+        for j in range(len(seg) + 1):
+            if lead.allowed(seg[:j]) is None:
+                return j
+            if j < len(seg) and seg[j] == self.mask_id:
+                return j
+        return len(seg)
 
     def around_spans(self, width: int, changed: torch.Tensor) -> torch.Tensor:
         """(B, L): the real positions within `width` of a span that still has masks or where `changed`

@@ -66,10 +66,12 @@ def iter_tensors(files: list[Path], device: torch.device) -> Iterator[tuple[str,
 
 
 def load_weights(
-    model: nn.Module, files: list[Path], rename: Callable[[str], str], device: torch.device, dtype: torch.dtype
+    model: nn.Module, files: list[Path], rename: Callable[[str], str], device: torch.device, dtype: torch.dtype,
+    skip: str | None = None,
 ) -> None:
-    """Fill a model built on the meta device with the checkpoint's tensors, by (renamed) parameter name."""
-    expected = dict(model.state_dict())
+    """Fill a model built on the meta device with the checkpoint's tensors, by (renamed) parameter name;
+    parameters under the prefix `skip` are not in the checkpoint and are left alone."""
+    expected = {k: v for k, v in model.state_dict().items() if skip is None or not k.startswith(skip)}
     state: dict[str, torch.Tensor] = {}
     for name, tensor in iter_tensors(files, device):
         ours = rename(name)

@@ -38,6 +38,18 @@ class Engine:
         return self.loaded.max_length
 
     @property
+    def left_to_right(self) -> bool:
+        """Spans are written as leading runs by a causal base: canvases must start and end gaps at token
+        boundaries the tokenizer produces (infill's `heal`)."""
+        return self.loaded.family.left_to_right
+
+    @property
+    def max_right(self) -> int | None:
+        """Tokens of text after the last gap the model reads (None: as much as fits)."""
+        adapter = getattr(self.loaded.model, "adapter", None)
+        return adapter.shape.max_right if adapter is not None else None
+
+    @property
     def family(self) -> str:
         return self.loaded.family.name
 
@@ -62,7 +74,7 @@ class Engine:
         for r in requests:
             if self.special.mask_id not in r.canvas:
                 raise ValueError("a canvas has no mask token to fill")
-            if any(not 0 <= t < self.loaded.model.shape.vocab_size for t in r.canvas):
+            if any(not 0 <= t < self.loaded.model.input_vocab for t in r.canvas):
                 raise ValueError("a canvas holds token ids outside the model's vocabulary")
         doc_id = requests[0].doc_id if len(requests) == 1 else None
         warm = self._docs.get(doc_id) if params.cache == "fixed" else None

@@ -142,19 +142,23 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
     try:
         cfg = read_json(folder / "config.json")
         family = family_of(cfg)
-        files = weight_files(folder)
+        files = weight_files(folder) if family.shape is not None else []
     except (CheckpointError, ValueError) as exc:
         raise ModelLoadError(f"model {spec}: {exc}") from None
     from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()  # AutoTokenizer warns about model types it does not know (Dream)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
-    except Exception as exc:  # transformers raises many unrelated types for a broken tokenizer
-        raise ModelLoadError(f"model {spec}: cannot load its tokenizer ({exc.__class__.__name__}: {exc})") from None
+    tokenizer = None
+    if family.shape is not None:
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
+        except Exception as exc:  # transformers raises many unrelated types for a broken tokenizer
+            raise ModelLoadError(f"model {spec}: cannot load its tokenizer ({exc.__class__.__name__}: {exc})") from None
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
+    if family.shape is None:
+        return _load_anchored(spec, folder, cfg, family, dev, dt)
     shape = family.shape(cfg)
     with torch.device("meta"):
         model = family.model_class(shape)
@@ -166,3 +170,27 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
     model.fuse_for_inference()
     max_length = min(int(shape.max_position_embeddings), CONTEXT_CAP)
     return LoadedModel(folder, family, model, tokenizer, special_tokens(cfg, tokenizer, folder), max_length, dev, dt)
+
+
+def _load_anchored(spec, folder: Path, cfg: dict[str, Any], family: Family, dev: torch.device,
+                   dt: torch.dtype) -> LoadedModel:
+    """A GGUF base (`cfg["base"]`) plus the folder's adapter; the tokenizer comes with the base."""
+    from transformers import AutoTokenizer
+
+    from engine.anchored_load import ADAPTER_FILE, adapter_shape, build_anchored
+    from engine.gguf_base import GGUFError
+
+    try:
+        model, base = build_anchored(str(cfg["base"]), adapter_shape(cfg), dev, dt, folder / ADAPTER_FILE)
+        tokenizer = AutoTokenizer.from_pretrained(str(base))
+    except (GGUFError, CheckpointError) as exc:
+        raise ModelLoadError(f"model {spec}: {exc}") from None
+    except KeyError as exc:
+        raise ModelLoadError(f"model {spec}: config.json has no {exc}") from None
+    model.eval()
+    model.fuse_for_inference()
+    max_length = min(int(cfg.get("max_position_embeddings", 4096)), CONTEXT_CAP)
+    eos = int(cfg.get("eos_token_id", 0))
+    special = SpecialTokens(mask_id=model.mask_id, eos_id=eos, pad_id=int(cfg.get("pad_token_id", eos)),
+                            bos_id=int(cfg.get("bos_token_id", eos)))
+    return LoadedModel(folder, family, model, tokenizer, special, max_length, dev, dt)

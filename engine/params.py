@@ -43,6 +43,13 @@ class DenoiseParams:
         tail costs one step, not one per position (`policies.end_run`); the reference rule never does.
     eos_penalty: subtracted from the end-token logits before proposing, for models that over-produce EOS
         in gaps (LLaDA's evaluation suppresses EOS for the same reason); 0 keeps the family's sampler exact.
+    adapter: anchored family only; False runs the base model alone (no LoRA, committed tokens do not see
+        the text after their gap) and commits one token per span per step: greedy autoregressive decoding
+        of the base from the prefix, the baseline every figure is compared with.
+
+    Left-to-right families (anchored) commit the first mask of each span every step plus the masks right
+    after it while their confidence reaches `threshold` (`policies.select_leading_run`); the reference
+    rule commits one token per span per step; `block` 0 means the family's trained lookahead.
     """
 
     steps: int | None = None
@@ -59,6 +66,7 @@ class DenoiseParams:
     near: int = 1
     fill_after_eos: bool = True
     eos_penalty: float = 0.0
+    adapter: bool = True
 
     def __post_init__(self) -> None:
         if self.steps is not None and self.steps < 1:

@@ -117,9 +117,34 @@ def select_threshold(
     return picked
 
 
+def select_leading_run(
+    confidence: torch.Tensor, candidates: torch.Tensor, threshold: float, groups: torch.Tensor, single: torch.Tensor
+) -> torch.Tensor:
+    """Left-to-right commits: the first candidate of every span, then the candidates right after it while
+    their confidence is >= threshold (the run stops at the first that is not, or at a `single` position:
+    a span whose lead is unfinished commits one token a step). Committed tokens stay a leading run of
+    their span, which the anchored family's exact cache relies on."""
+    picked = torch.zeros_like(candidates)
+    for b in range(candidates.shape[0]):
+        positions = candidates[b].nonzero().flatten().tolist()
+        conf = confidence[b].tolist()
+        previous = None
+        for p in positions:
+            new_span = previous is None or int(groups[b, p]) != int(groups[b, previous]) or p != previous + 1
+            if new_span:
+                picked[b, p] = True
+                run_open = not bool(single[b, p])
+            elif run_open and conf[p] >= threshold and bool(picked[b, previous]):
+                picked[b, p] = True
+            else:
+                run_open = False
+            previous = p
+    return picked
+
+
 def end_run(
     span: list[int], before: list[int], proposed: list[int], end_ids: frozenset[int], stop_ids: frozenset[int],
-    eos_id: int, mask_id: int,
+    eos_id: int, mask_id: int, lead: int = 0,
 ) -> list[int]:
     """One span after a step's commits, with its end tokens made one run at its end.
 
@@ -127,7 +152,8 @@ def end_run(
     (mask_id elsewhere). An end token committed this step takes with it the masks just before it whose
     own proposal is an end token too, so a tail the model fills with end tokens is committed in one step
     rather than one position per step from the right; then every mask after the span's first end or
-    stop token becomes `eos_id` (DreamOn's pad-to-the-right).
+    stop token becomes `eos_id` (DreamOn's pad-to-the-right). The first `lead` tokens (text the span must
+    start with) are never stop tokens.
     """
     out = list(span)
     first_new = next((j for j in range(len(out)) if before[j] == mask_id and out[j] in end_ids), None)
@@ -136,7 +162,7 @@ def end_run(
         while k >= 0 and out[k] == mask_id and proposed[k] in end_ids:
             out[k] = eos_id
             k -= 1
-    hit = next((j for j, t in enumerate(out) if t in stop_ids), None)
+    hit = next((j for j, t in enumerate(out) if t in end_ids or (t in stop_ids and j >= lead)), None)
     if hit is not None:
         out[hit + 1 :] = [eos_id if t == mask_id else t for t in out[hit + 1 :]]
     return out

@@ -27,6 +27,7 @@ MIN_REUSED_FRACTION = 0.5
 class DocKV:
     ids: list[int]  # the canvas ids the cached K/V were computed from
     layers: list[LayerKV]  # (1, H_kv, len(ids), D) each
+    spans: list[tuple[int, int]] | None = None  # the canvas's spans, for families whose cache follows them
 
 
 class DocCache:

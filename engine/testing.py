@@ -137,3 +137,89 @@ def layer0_keys(model: Transformer, ids: list[int]) -> torch.Tensor:
         k = attn.k_proj(x).view(1, len(ids), attn.kv_heads, attn.head_dim).transpose(1, 2)
         cos, sin = rotary_tables(torch.arange(len(ids))[None], attn.head_dim, model.shape.rope_theta, k.dtype)
         return apply_rotary(k, cos, sin)[0]
+
+
+def write_tiny_gguf(path: str | Path, seed: int = 0, **overrides: Any) -> dict[str, torch.Tensor]:
+    """A random Llama-architecture GGUF file (F32 tensors, q/k rows in llama.cpp's order, and the tiny
+    BPE tokenizer in the GGUF "gpt2" form) like the bundled SmolLM2 one; returns its weights in Hugging Face
+    layout and names, for comparison."""
+    import gguf
+
+    tokenizer = tiny_tokenizer()
+    spec = json.loads(tokenizer.backend_tokenizer.to_str())
+    vocab = spec["model"]["vocab"]
+    tokens = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+    merges = [m if isinstance(m, str) else " ".join(m) for m in spec["model"]["merges"]]
+    s = tiny_shape(len(tokens), **{"hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, **overrides})
+    shape = ModelShape(**{**s, "qkv_bias": False, "tie_word_embeddings": True})
+    model = Transformer(shape)
+    _randomize(model, seed)
+    state = {k: v.detach().clone() for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_block_count(shape.num_hidden_layers)
+    writer.add_context_length(shape.max_position_embeddings)
+    writer.add_embedding_length(shape.hidden_size)
+    writer.add_feed_forward_length(shape.intermediate_size)
+    writer.add_head_count(shape.num_attention_heads)
+    writer.add_head_count_kv(shape.num_key_value_heads)
+    writer.add_layer_norm_rms_eps(shape.rms_norm_eps)
+    writer.add_rope_freq_base(shape.rope_theta)
+    writer.add_vocab_size(len(tokens))
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("default")
+    writer.add_token_list(tokens)
+    writer.add_token_types([3 if t in SPECIALS.values() else 1 for t in tokens])
+    writer.add_token_merges(merges)
+    writer.add_bos_token_id(vocab[SPECIALS["bos"]])
+    writer.add_eos_token_id(vocab[SPECIALS["eos"]])
+    names = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+             "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output", "post_attention_layernorm": "ffn_norm",
+             "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+    for name, tensor in state.items():
+        values = tensor.numpy()
+        if name == "model.embed_tokens.weight":
+            target = "token_embd.weight"
+        elif name == "model.norm.weight":
+            target = "output_norm.weight"
+        else:
+            _, _, layer, part = name.split(".", 3)
+            part = part.rsplit(".", 1)[0]
+            target = f"blk.{layer}.{names[part]}.weight"
+            heads = {"attn_q": shape.num_attention_heads, "attn_k": shape.num_key_value_heads}.get(names[part])
+            if heads:  # llama.cpp's converter: rows (heads, 2, half) -> (heads, half, 2)
+                values = values.reshape(heads, 2, values.shape[0] // heads // 2, values.shape[1]).swapaxes(1, 2)
+                values = values.reshape(tensor.shape)
+        writer.add_tensor(target, values.astype("float32"))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return state
+
+
+def make_tiny_anchored(folder: str | Path, seed: int = 0, gap_room: int = 16) -> Path:
+    """An anchored checkpoint: a tiny GGUF base (base.gguf, in the folder) plus a random adapter whose
+    LoRA, mask embedding and right bias are all non-zero, so every path the adapter opens is exercised."""
+    from engine.models.anchored import AdapterShape, AnchoredModel
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    write_tiny_gguf(out / "base.gguf", seed)
+    tokenizer = tiny_tokenizer()
+    eos = tokenizer.convert_tokens_to_ids(SPECIALS["eos"])
+    shape = ModelShape(**{**tiny_shape(len(tokenizer), hidden_size=64, num_attention_heads=4, num_key_value_heads=2),
+                          "qkv_bias": False, "tie_word_embeddings": True})
+    adapter_shape = AdapterShape(rank=4, alpha=8.0, gap_room=gap_room, max_right=64)
+    model = AnchoredModel(shape, adapter_shape)
+    gen = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for p in model.adapter.parameters():
+            p.copy_(0.3 * torch.randn(p.shape, generator=gen))
+        model.adapter.right_bias.fill_(-1.0)
+    state = {k: v.contiguous() for k, v in model.adapter.state_dict().items()}
+    save_file(state, str(out / "adapter.safetensors"), metadata={"format": "pt"})
+    config = {"model_type": "anchored", "architectures": ["AnchoredDiffusionLM"], "base": str(out / "base.gguf"),
+              "adapter": adapter_shape.__dict__, "mask_token_id": shape.vocab_size, "bos_token_id": eos,
+              "eos_token_id": eos, "pad_token_id": eos, "max_position_embeddings": shape.max_position_embeddings}
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    return out

@@ -17,3 +17,10 @@ def tiny_dream(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_llada(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tiny_checkpoint(tmp_path_factory.mktemp("tiny_llada"), family="llada")
+
+
+@pytest.fixture(scope="session")
+def tiny_anchored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from engine.testing import make_tiny_anchored
+
+    return make_tiny_anchored(tmp_path_factory.mktemp("tiny_anchored"))

@@ -12,6 +12,7 @@ queries, writes their fresh K/V into the cache at those positions and attends ov
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 import torch.nn.functional as F
@@ -53,6 +54,15 @@ class LayerKV:
     v: torch.Tensor
 
 
+class Adapt(Protocol):
+    """What a model family adds to the shared blocks (the anchored family's adapter): a change to each
+    projection's output, and the attention mask of each layer."""
+
+    def project(self, layer: int, name: str, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor: ...
+
+    def attn_mask(self, layer: int) -> torch.Tensor | None: ...
+
+
 @dataclass
 class ForwardContext:
     """What a forward pass does with the cache; built by the caller, read only by `Attention`.
@@ -60,12 +70,26 @@ class ForwardContext:
     - `query_index=None`: full forward; K/V of every position are stored in `layers`.
     - `query_index` given: the inputs are the canvas positions `query_index` (B, Tq); their K/V are
       written into the cache at those positions and attention runs over the whole cached canvas.
-    `key_mask` (B, S) marks real (non-pad) keys; None means every key is real.
+    `key_mask` (B, S) marks real (non-pad) keys; None means every key is real. `adapt`, when given,
+    changes the projections and supplies each layer's attention mask (which then replaces `key_mask`).
     """
 
     layers: list[LayerKV | None]
     key_mask: torch.Tensor | None = None
     query_index: torch.Tensor | None = None
+    adapt: Adapt | None = None
+
+    def keys(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The keys/values the queries attend to, after recording the queries' own."""
+        if self.query_index is None:
+            self.layers[layer] = LayerKV(k, v)
+            return k, v
+        cached = self.layers[layer]
+        assert cached is not None, "a partial forward needs a cache filled by a full forward"
+        index = self.query_index[:, None, :, None].expand(-1, k.shape[1], -1, k.shape[3])
+        cached.k.scatter_(2, index, k)
+        cached.v.scatter_(2, index, v)
+        return cached.k, cached.v
 
 
 class Attention(nn.Module):
@@ -89,14 +113,20 @@ class Attention(nn.Module):
     ) -> torch.Tensor:
         b, t, _ = x.shape
         q, k, v = self.qkv(x) if self.qkv is not None else (self.q_proj(x), self.k_proj(x), self.v_proj(x))
+        adapt = ctx.adapt if ctx is not None else None
+        if adapt is not None:
+            q, k, v = (adapt.project(layer, name, x, y) for name, y in (("q_proj", q), ("k_proj", k), ("v_proj", v)))
         q = q.view(b, t, self.heads, self.head_dim).transpose(1, 2)
         k = k.view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
         v = v.view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
         cos, sin = rope
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         if ctx is not None:
-            k, v = _through_cache(ctx, layer, k, v)
-        mask = None if key_mask is None else key_mask[:, None, None, :]  # (B, 1, 1, S)
+            k, v = ctx.keys(layer, k, v)
+        if adapt is not None:
+            mask = adapt.attn_mask(layer)
+        else:
+            mask = None if key_mask is None else key_mask[:, None, None, :]  # (B, 1, 1, S)
         gqa = self.kv_heads != self.heads
         if gqa and mask is not None and q.is_cuda:
             # CUDA's memory-efficient kernel (the one that takes a padding mask) has no GQA support.
@@ -104,7 +134,9 @@ class Attention(nn.Module):
             v = v.repeat_interleave(self.heads // self.kv_heads, dim=1)
             gqa = False
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa)
-        return self.o_proj(out.transpose(1, 2).reshape(b, t, -1))
+        out = out.transpose(1, 2).reshape(b, t, -1)
+        y = self.o_proj(out)
+        return adapt.project(layer, "o_proj", out, y) if adapt is not None else y
 
 
 def fused_kernels_only(device: torch.device):
@@ -119,17 +151,6 @@ def fused_kernels_only(device: torch.device):
     return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION])
 
 
-def _through_cache(ctx: ForwardContext, layer: int, k: torch.Tensor, v: torch.Tensor):
-    if ctx.query_index is None:
-        ctx.layers[layer] = LayerKV(k, v)
-        return k, v
-    cached = ctx.layers[layer]
-    assert cached is not None, "a partial forward needs a cache filled by a full forward"
-    index = ctx.query_index[:, None, :, None].expand(-1, k.shape[1], -1, k.shape[3])
-    cached.k.scatter_(2, index, k)
-    cached.v.scatter_(2, index, v)
-    return cached.k, cached.v
-
 
 class SwiGLU(nn.Module):
     """down(silu(gate(x)) * up(x)); families rename the three projections."""
@@ -141,9 +162,13 @@ class SwiGLU(nn.Module):
         self.down_proj = nn.Linear(inner, hidden, bias=bias)
         self.gate_up: FusedLinear | None = None
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, adapt: Adapt | None = None, layer: int = 0) -> torch.Tensor:
         gate, up = self.gate_up(x) if self.gate_up is not None else (self.gate_proj(x), self.up_proj(x))
-        return self.down_proj(F.silu(gate) * up)
+        if adapt is not None:
+            gate, up = adapt.project(layer, "gate_proj", x, gate), adapt.project(layer, "up_proj", x, up)
+        inner = F.silu(gate) * up
+        y = self.down_proj(inner)
+        return adapt.project(layer, "down_proj", inner, y) if adapt is not None else y
 
 
 class FusedLinear:
@@ -184,4 +209,5 @@ class Block(nn.Module):
 
     def forward(self, x, rope, key_mask, ctx, layer):
         x = x + self.self_attn(self.input_layernorm(x), rope, key_mask, ctx, layer)
-        return x + self.mlp(self.post_attention_layernorm(x))
+        adapt = ctx.adapt if ctx is not None else None
+        return x + self.mlp(self.post_attention_layernorm(x), adapt, layer)

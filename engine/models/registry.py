@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.models import dream, llada
+from engine.models import anchored, dream, llada
 from engine.models.transformer import ModelShape, Transformer
 
 
@@ -16,19 +16,28 @@ class UnsupportedModel(ValueError):
 
 @dataclass(frozen=True)
 class Family:
+    """`left_to_right`: the family commits each span's tokens as a leading run and caches exactly
+    (engine/anchored_step.py); `lookahead`: the masks per span a step considers when `block` is 0."""
+
     name: str
     shifted_logits: bool
-    shape: Callable[[dict[str, Any]], ModelShape]
+    shape: Callable[[dict[str, Any]], ModelShape] | None
     rename: Callable[[str], str]
     model_class: type[Transformer]
+    left_to_right: bool = False
+    lookahead: int = 0
 
 
 FAMILIES = {
     "dream": Family("dream", dream.LOGITS_SHIFTED, dream.DreamConfig.from_hf, dream.rename, dream.DreamModel),
     "llada": Family("llada", llada.LOGITS_SHIFTED, llada.shape, llada.rename, llada.LLaDAModel),
+    # Base weights from a GGUF file plus adapter.safetensors (engine/anchored_load.py).
+    "anchored": Family("anchored", anchored.LOGITS_SHIFTED, None, lambda name: name, anchored.AnchoredModel,
+                       left_to_right=True, lookahead=anchored.LOOKAHEAD),
 }
 
 SUPPORTED = (
+    'anchored family: model_type "anchored" (the bundled default: a GGUF base plus an adapter); '
     'Dream family: model_type "Dream" / architectures ["DreamModel"], or a Qwen2 config with mask_token_id '
     '(Dream-v0, Dream-Coder-v0, DiffuCoder, DreamOn, Open-dCoder); LLaDA family: model_type "llada" / '
     'architectures ["LLaDAModelLM"] (LLaDA-8B, LLaDA-1.5)'
@@ -38,6 +47,8 @@ SUPPORTED = (
 def family_of(cfg: dict[str, Any]) -> Family:
     model_type = str(cfg.get("model_type", "")).lower()
     architectures = [str(a) for a in cfg.get("architectures") or []]
+    if model_type == "anchored":
+        return FAMILIES["anchored"]
     if model_type == "dream" or "DreamModel" in architectures:
         return FAMILIES["dream"]
     if model_type == "qwen2" and cfg.get("mask_token_id") is not None:

@@ -69,6 +69,14 @@ class Transformer(nn.Module):
         for block in self.model.layers:
             fuse_projections(block)
 
+    def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.model.embed_tokens(input_ids)
+
+    @property
+    def input_vocab(self) -> int:
+        """Token ids a canvas may hold."""
+        return self.shape.vocab_size
+
     @property
     def head_dim(self) -> int:
         return self.shape.hidden_size // self.shape.num_attention_heads
@@ -83,7 +91,7 @@ class Transformer(nn.Module):
     ) -> torch.Tensor:
         if positions is None:
             positions = torch.arange(input_ids.shape[1], device=input_ids.device).expand_as(input_ids)
-        x = self.model.embed_tokens(input_ids)
+        x = self.embed(input_ids)
         rope = rotary_tables(positions, self.head_dim, self.shape.rope_theta, x.dtype)
         if ctx is not None and key_mask is None:
             key_mask = ctx.key_mask

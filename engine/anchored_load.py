@@ -1,0 +1,62 @@
+"""Building an anchored model: the GGUF base (engine.gguf_base) plus an adapter folder or a fresh adapter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import safe_open
+
+from engine.gguf_base import base_folder, read_shape
+from engine.models.anchored import AdapterShape, AnchoredModel
+
+ADAPTER_FILE = "adapter.safetensors"
+
+
+def adapter_shape(cfg: dict[str, Any]) -> AdapterShape:
+    a = cfg.get("adapter", {})
+    return AdapterShape(rank=int(a.get("rank", 16)), alpha=float(a.get("alpha", 32.0)),
+                        gap_room=int(a.get("gap_room", 256)), max_right=int(a.get("max_right", 256)))
+
+
+def build_anchored(base: str, shape: AdapterShape, device: torch.device, dtype: torch.dtype,
+                   adapter_file: Path | None = None) -> tuple[AnchoredModel, Path]:
+    """The model with base weights loaded and frozen, and the adapter from `adapter_file` (or freshly
+    initialised: LoRA B = 0, mask embedding = the mean token embedding); returns the base cache folder too
+    (it holds the tokenizer)."""
+    from engine.checkpoint import load_weights
+
+    folder = base_folder(base)
+    base_shape = read_shape(folder)
+    with torch.device("meta"):
+        model = AnchoredModel(base_shape, shape)
+    load_weights(model, [folder / "model.safetensors"], lambda name: name, device, dtype, skip="adapter.")
+    model.adapter.to_empty(device=device)
+    init_adapter(model)
+    if adapter_file is not None:
+        with safe_open(str(adapter_file), framework="pt", device=str(device)) as f:
+            state = {name: f.get_tensor(name) for name in f.keys()}
+        missing, unexpected = model.adapter.load_state_dict(state, strict=False)
+        if missing or unexpected:
+            from engine.checkpoint import CheckpointError
+
+            raise CheckpointError(f"{adapter_file}: adapter does not fit the model (missing {len(missing)},"
+                                  f" unexpected {len(unexpected)} tensors, e.g. {(missing + unexpected)[0]})")
+    model.adapter.to(dtype)
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model, folder
+
+
+def init_adapter(model: AnchoredModel) -> None:
+    from engine.models.anchored import CLOSED
+
+    adapter = model.adapter
+    with torch.no_grad():
+        adapter.mask_embed.copy_(model.model.embed_tokens.weight.float().mean(0))
+        adapter.right_bias.fill_(CLOSED)
+        for layer in adapter.layers:
+            for lora in layer.values():
+                torch.nn.init.normal_(lora.A, std=lora.A.shape[1] ** -0.5)
+                torch.nn.init.zeros_(lora.B)

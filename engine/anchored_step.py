@@ -1,0 +1,159 @@
+"""Predictions of the anchored family inside the denoising loop (see models/anchored.py for the attention).
+
+Every K/V this family caches is exact: fixed text never sees a gap, a committed gap token sees only what
+was fixed before it was committed (commits are a leading run), and masks are recomputed whenever they are
+read. So a step runs as queries only
+- positions whose cached K/V are missing or out of date: all fixed text on the first step (the prefill),
+  and each token committed last step, in spans that are still open;
+- the rows whose logits are read: the row before each candidate mask (logits are shifted), i.e. the last
+  committed token of each open span and the candidate masks but the last.
+Masks past the lookahead window are never computed (no row reads them). `cache="none"` runs every position
+of the canvas every step instead: the same tokens, slower (tests' oracle, bench.speed's naive baseline).
+
+Across requests (`DocKV`), the text before the first gap keeps the K/V of its longest common token prefix
+with the last canvas of the document, and each later fixed segment that of its common prefix with the
+segment in the same place last time, re-rotated to its new position (its K/V depend on its own tokens only).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from engine.canvas_state import CanvasBatch, query_positions
+from engine.loader import LoadedModel
+from engine.models.anchored import AnchoredModel, GapAdapt, attention, layout
+from engine.models.layers import ForwardContext, LayerKV, apply_rotary, rotary_tables
+from engine.params import DenoiseParams
+from engine.prefix_cache import DocKV
+from engine.row_cache import RowCache
+
+
+class AnchoredPredictor:
+    def __init__(self, m: LoadedModel, batch: CanvasBatch, params: DenoiseParams) -> None:
+        self.m = m
+        self.model: AnchoredModel = m.model  # type: ignore[assignment]
+        self.params = params
+        self.room = self.model.adapter.shape.gap_room
+        n = batch.x.shape[0]
+        self.kv = RowCache(len(self.model.model.layers), n, batch.x.shape[1], m.device)
+        self.positions = torch.zeros(n, dtype=torch.long)  # positions run per row, all steps
+        self._allocate(batch)
+
+    def _allocate(self, batch: CanvasBatch) -> None:
+        n, width = batch.x.shape
+        shape = (n, self.model.shape.num_key_value_heads, width, self.model.head_dim)
+        dtype = self.model.lm_head.weight.dtype
+        self.kv.layers = [LayerKV(torch.zeros(shape, dtype=dtype, device=self.m.device),
+                                  torch.zeros(shape, dtype=dtype, device=self.m.device)) for _ in range(self.kv.n_layers)]
+        self.kv.ids = torch.full((n, width), -1, dtype=torch.long, device=self.m.device)
+
+    def structure(self, batch: CanvasBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """(positions, segments), (B, L); segments -1 on padding."""
+        n, width = batch.x.shape
+        positions = torch.zeros((n, width), dtype=torch.long)
+        segments = torch.full((n, width), -1, dtype=torch.long)
+        for b, row in enumerate(batch.rows):
+            length = batch.lengths[b]
+            positions[b, :length], segments[b, :length] = layout(length, row.spans, self.room)
+        return positions.to(batch.x.device), segments.to(batch.x.device)
+
+    def warm(self, old: DocKV, batch: CanvasBatch) -> None:
+        """Reuse `old` (the last canvas of this document) for row 0, segment by segment."""
+        if old.spans is None:
+            return
+        new_ids = batch.row_ids(0)
+        new_segments = _fixed_segments(new_ids, batch.rows[0].spans)
+        old_segments = _fixed_segments(old.ids, old.spans)
+        pairs = [(0, 0)]
+        if len(new_segments) == len(old_segments):
+            pairs += [(i, i) for i in range(1, len(new_segments))]
+        elif len(new_segments) > 1 and len(old_segments) > 1:
+            pairs.append((len(new_segments) - 1, len(old_segments) - 1))
+        new_pos, _ = layout(len(new_ids), batch.rows[0].spans, self.room)
+        old_pos, _ = layout(len(old.ids), old.spans, self.room)
+        for i, j in pairs:
+            (ns, ne), (os_, oe) = new_segments[i], old_segments[j]
+            same = 0
+            while same < min(ne - ns, oe - os_) and new_ids[ns + same] == old.ids[os_ + same]:
+                same += 1
+            if not same:
+                continue
+            delta = int(new_pos[ns] - old_pos[os_])
+            for own, cached in zip(self.kv.layers, old.layers):
+                assert own is not None
+                k = cached.k[:, :, os_ : os_ + same]
+                if delta:
+                    pos = torch.full((1, same), delta, device=k.device)
+                    cos, sin = rotary_tables(pos, self.model.head_dim, self.model.shape.rope_theta, k.dtype)
+                    k = apply_rotary(k, cos, sin)
+                own.k[0, :, ns : ns + same] = k[0]
+                own.v[0, :, ns : ns + same] = cached.v[0, :, os_ : os_ + same]
+            self.kv.ids[0, ns : ns + same] = torch.tensor(new_ids[ns : ns + same], device=self.kv.ids.device)
+
+    def grew(self, batch: CanvasBatch, b: int, span: int, n: int) -> None:
+        """n masks were inserted at the end of span `span` of row b: move the cached slots after them, and
+        when the span outgrew its room (the text after it moved), drop everything after the first gap."""
+        self.kv.fit_width(batch.x.shape[1])
+        start, end = batch.rows[b].spans[span]
+        at = end - n
+        for layer in self.kv.layers:
+            assert layer is not None
+            for t in (layer.k, layer.v):
+                t[b, :, at + n :] = t[b, :, at : t.shape[2] - n].clone()
+        ids = self.kv.ids
+        ids[b, at + n :] = ids[b, at : ids.shape[1] - n].clone()
+        ids[b, at : at + n] = -1
+        if end - start > self.room:
+            ids[b, batch.rows[b].spans[0][0] :] = -1
+
+    def predict(self, batch: CanvasBatch, candidates: torch.Tensor, changed: torch.Tensor) -> torch.Tensor:
+        """Logits (M, V) for the candidate positions, in `candidates.nonzero()` order."""
+        self.kv.fit_width(batch.x.shape[1])
+        positions, segments = self.structure(batch)
+        masked = batch.masked
+        gap = (segments % 2 == 1) & (segments >= 0)
+        rows_m, pos_m = candidates.nonzero(as_tuple=True)
+        if self.params.cache == "none":
+            need = batch.real & batch.masked.any(-1, keepdim=True)  # every position of every open row
+        else:
+            open_gap = gap & self._open_spans(batch)
+            need = batch.real & ~masked & (self.kv.ids != batch.x) & (~gap | open_gap)
+            need[rows_m, pos_m - 1] = True
+        group = need.any(-1).nonzero().flatten()
+        self.positions += need.sum(-1).cpu()
+        local = torch.full((batch.x.shape[0],), -1, dtype=torch.long, device=batch.x.device)
+        local[group] = torch.arange(group.numel(), device=group.device)
+        x = batch.x[group]
+        query = query_positions(need[group])
+        committed = gap[group] & ~masked[group]
+        allowed, right = attention(segments[group], query, committed)
+        adapt = GapAdapt(self.model.adapter, gap[group].gather(1, query), allowed, right, self.params.adapter)
+        ctx = ForwardContext(self.kv.select(group), query_index=query, adapt=adapt)
+        slot = torch.full_like(x, -1)
+        slot.scatter_(1, query, torch.arange(query.shape[1], device=query.device).expand_as(query))
+        r = local[rows_m]
+        logits = self.model(x.gather(1, query), positions[group].gather(1, query), None, ctx,
+                            logits_at=(r, slot[r, pos_m - 1]))
+        self.kv.update(group, ctx.layers, query, x)
+        return logits
+
+    def _open_spans(self, batch: CanvasBatch) -> torch.Tensor:
+        """(B, L): positions of spans that still hold a mask."""
+        out = torch.zeros_like(batch.real)
+        masked = batch.masked
+        for b, row in enumerate(batch.rows):
+            for start, end in row.spans:
+                if bool(masked[b, start:end].any()):
+                    out[b, start:end] = True
+        return out
+
+    def keep(self, batch: CanvasBatch) -> DocKV | None:
+        length = batch.lengths[0]
+        return DocKV(self.kv.ids[0, :length].tolist(), self.kv.trimmed(length),
+                     [tuple(s) for s in batch.rows[0].spans])
+
+
+def _fixed_segments(ids: list[int], spans) -> list[tuple[int, int]]:
+    """[start, end) of each fixed segment: before the first span, between spans, after the last."""
+    bounds = [0] + [p for span in spans for p in span] + [len(ids)]
+    return [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]

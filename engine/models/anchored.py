@@ -1,0 +1,179 @@
+"""Anchored family: a frozen autoregressive base (Llama layout, causal) plus a small adapter that teaches
+mask positions to look ahead and every gap position to read the text after the gap.
+
+A canvas is fixed text and gaps, F0 G1 F1 G2 ... Gk Fk, each gap one span of the canvas: its committed
+tokens (always a leading run: this family commits left to right) followed by masks. `layout` numbers the
+segments in order (F0 = 0, G1 = 1, F1 = 2, ...) and gives every position its RoPE position. Attention:
+- F0 (BOS and the text before the first gap) is causal over itself: the base model, exactly, so its K/V
+  are exact and reusable across keystrokes.
+- Every later fixed segment is causal over itself only, as if a file started there: its K/V depend on its
+  own text alone, so a shifted copy is reused exactly by re-rotation. For a gap after the first, the text
+  just before it is therefore read without the text above the gap before it (bench.quality reports
+  multi-spot figures for that).
+- A gap row (committed or mask) sees every fixed segment before its gap, its own gap's rows up to itself
+  (causal: a committed token never sees a mask, and no mask sees a mask after it, so masks past the
+  lookahead window never need computing) and every fixed segment after its gap: the right context.
+  Committed gap rows read the right context through a learned per-layer, per-head attention bias
+  (`Adapter.right_bias`; minus infinity with the adapter off), mask rows read it plainly.
+- Gap rows (committed or mask) run through the gated LoRA; fixed text never does.
+Positions: fixed text and gaps take consecutive positions, except that the right context of a gap starts
+`gap_room` positions after the gap's start (or right after the gap when it is longer), whatever the gap's
+mask count: the model learns where a span ends from the text, not from the distance to the suffix.
+
+Logits are shifted (the row at p predicts p + 1), so the first token of a gap comes from the last row of
+the text before it: with the adapter off, committing the first mask of each gap per step is exactly the
+base's greedy decoding. The mask id is one past the base vocabulary; it has its own input embedding and is
+never predicted.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from engine.models.transformer import ModelShape, Transformer
+
+LOGITS_SHIFTED = True
+TARGETS = {  # adapted projection -> (input width, output width) as a function of the shape
+    "q_proj": lambda s: (s.hidden_size, s.hidden_size),
+    "k_proj": lambda s: (s.hidden_size, s.num_key_value_heads * (s.hidden_size // s.num_attention_heads)),
+    "v_proj": lambda s: (s.hidden_size, s.num_key_value_heads * (s.hidden_size // s.num_attention_heads)),
+    "o_proj": lambda s: (s.hidden_size, s.hidden_size),
+    "gate_proj": lambda s: (s.hidden_size, s.intermediate_size),
+    "up_proj": lambda s: (s.hidden_size, s.intermediate_size),
+    "down_proj": lambda s: (s.intermediate_size, s.hidden_size),
+}
+CLOSED = -6.0  # initial right-context bias of committed rows: nearly closed, but with a gradient
+LOOKAHEAD = 8  # masks per span a step considers: the adapter is trained on mask blocks of 7 (+ the first)
+
+
+@dataclass(frozen=True)
+class AdapterShape:
+    """`max_right`: tokens of right context the adapter was trained with (canvases keep at most that)."""
+
+    rank: int = 16
+    alpha: float = 32.0
+    gap_room: int = 256
+    max_right: int = 256
+
+    @property
+    def scale(self) -> float:
+        return self.alpha / self.rank
+
+
+class LoRA(nn.Module):
+    def __init__(self, d_in: int, d_out: int, rank: int) -> None:
+        super().__init__()
+        self.A = nn.Parameter(torch.randn(rank, d_in) / math.sqrt(d_in))
+        self.B = nn.Parameter(torch.zeros(d_out, rank))
+
+
+class Adapter(nn.Module):
+    """Everything the family trains: the mask embedding, a LoRA per projection and layer, and the
+    right-context bias of committed gap rows. Initialised to change nothing but the mask rows' input."""
+
+    def __init__(self, shape: ModelShape, adapter: AdapterShape) -> None:
+        super().__init__()
+        self.shape = adapter
+        self.mask_embed = nn.Parameter(torch.zeros(shape.hidden_size))
+        self.layers = nn.ModuleList(
+            nn.ModuleDict({name: LoRA(*size(shape), adapter.rank) for name, size in TARGETS.items()})
+            for _ in range(shape.num_hidden_layers)
+        )
+        self.right_bias = nn.Parameter(torch.full((shape.num_hidden_layers, shape.num_attention_heads), CLOSED))
+
+
+class GapAdapt:
+    """One forward's use of the adapter (`layers.Adapt`): LoRA on the gap rows, and the attention mask
+    `allowed` (B, 1, Q, S) plus, where `right` (B, 1, Q, S) holds, the committed rows' right bias.
+
+    Rows outside `gap` are untouched, bit for bit (index_add adds to the listed rows only). With
+    `enabled` False no LoRA runs and the `right` pairs are closed."""
+
+    def __init__(self, adapter: Adapter, gap: torch.Tensor, allowed: torch.Tensor, right: torch.Tensor | None,
+                 enabled: bool = True) -> None:
+        self.adapter = adapter
+        self.rows = gap.flatten().nonzero().flatten() if enabled else gap.new_zeros(0, dtype=torch.long)
+        self.enabled = enabled
+        dtype = adapter.mask_embed.dtype
+        if right is not None and not enabled:
+            allowed, right = allowed & ~right, None
+        self.base = torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, float("-inf"))
+        self.right = right.to(dtype) if right is not None and bool(right.any()) else None
+
+    def project(self, layer: int, name: str, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if self.rows.numel() == 0:
+            return y
+        lora = self.adapter.layers[layer][name]
+        picked = x.reshape(-1, x.shape[-1]).index_select(0, self.rows)
+        delta = F.linear(F.linear(picked, lora.A), lora.B) * self.adapter.shape.scale
+        return y.reshape(-1, y.shape[-1]).index_add(0, self.rows, delta.to(y.dtype)).view_as(y)
+
+    def attn_mask(self, layer: int) -> torch.Tensor:
+        if self.right is None:
+            return self.base
+        return self.base + self.right * self.adapter.right_bias[layer][None, :, None, None]
+
+
+class AnchoredModel(Transformer):
+    """The base stack under its Llama names plus `adapter.*`; `forward` is the shared one, given a
+    `ForwardContext` whose `adapt` is a `GapAdapt`."""
+
+    def __init__(self, shape: ModelShape, adapter: AdapterShape) -> None:
+        super().__init__(shape)
+        self.adapter = Adapter(shape, adapter)
+        self.adapter_enabled = True
+
+    @property
+    def mask_id(self) -> int:
+        return self.shape.vocab_size
+
+    @property
+    def input_vocab(self) -> int:
+        return self.shape.vocab_size + 1
+
+    def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
+        masks = input_ids == self.mask_id
+        x = self.model.embed_tokens(input_ids.masked_fill(masks, 0))
+        if bool(masks.any()):
+            x = torch.where(masks[..., None], self.adapter.mask_embed.to(x.dtype), x)
+        return x
+
+
+def layout(length: int, spans: list[tuple[int, int]] | list[list[int]], gap_room: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(positions, segments), each (length,): segment 2i is fixed text Fi, 2i - 1 is gap Gi."""
+    positions = torch.empty(length, dtype=torch.long)
+    segments = torch.empty(length, dtype=torch.long)
+    cursor = pos = 0
+    for i, (start, end) in enumerate(spans):
+        positions[cursor:start] = torch.arange(pos, pos + start - cursor)
+        segments[cursor:start] = 2 * i
+        pos += start - cursor
+        positions[start:end] = torch.arange(pos, pos + end - start)
+        segments[start:end] = 2 * i + 1
+        pos += max(gap_room, end - start)
+        cursor = end
+    positions[cursor:] = torch.arange(pos, pos + length - cursor)
+    segments[cursor:] = 2 * len(spans)
+    return positions, segments
+
+
+def attention(segments: torch.Tensor, query: torch.Tensor, committed: torch.Tensor,
+              keys: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(allowed, right), each (B, 1, Q, S), for queries at canvas positions `query` (B, Q) over keys
+    0..S-1, from `segments` (B, S) (-1 on padding) and `committed` (B, S): gap positions holding a token.
+    `keys` (B, S) optionally gives the canvas index of each key slot (default: slot = index)."""
+    index = torch.arange(segments.shape[1], device=segments.device).expand_as(segments) if keys is None else keys
+    seg_q = segments.gather(1, query)[:, :, None]
+    seg_k = segments[:, None, :]
+    idx_q, idx_k = query[:, :, None], index[:, None, :]
+    same_causal = (seg_k == seg_q) & (idx_k <= idx_q)
+    fixed_k = (seg_k >= 0) & (seg_k % 2 == 0)
+    gap_q = seg_q % 2 == 1
+    allowed = same_causal | (gap_q & fixed_k)
+    right = gap_q & fixed_k & (seg_k > seg_q) & committed.gather(1, query)[:, :, None]
+    return allowed[:, None], right[:, None]

