@@ -1,7 +1,7 @@
 """Benchmark workloads: infill spots cut from real Python files that are not in the training corpus.
 
 The files come from installed packages the corpus never saw (pygls, lsprotocol, transformers' generation
-code; engine/training/packages.txt lists what the corpus holds). A spot is a run of whole lines inside a
+code; training/packages.txt lists what the corpus holds). A spot is a run of whole lines inside a
 function body whose token count is close to the requested span length; its masks number exactly the
 tokens it replaces (oracle length), so every mode fills the same number of positions.
 """

@@ -1,17 +1,21 @@
-"""The default model's training pipeline: tokenizer, infill examples, objective, export."""
+"""The adapter trainer: gaps cut at the boundaries infill uses, the packed forward equal to the engine's,
+and a run that trains, resumes and exports a model folder the engine loads."""
 
 from __future__ import annotations
 
+import json
 import random
-from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
-from engine.training.data import SpecialIds, TokenizedCorpus, infill_example, plain_example
-from engine.training.infill_cuts import choose_cut, line_starts
-from engine.training.objective import add_noise, diffusion_loss
-from engine.training.tokenizer import BOS, EOS, MASK, train_tokenizer, wrap, write_tokenizer_files
+from engine import DenoiseParams, Engine, InfillRequest
+from engine.models.anchored import GapAdapt, attention, layout
+from engine.models.layers import ForwardContext
+from engine.testing import write_tiny_gguf
+from training.gaps import Corpus, Gap, Window, sample_gaps
+from training.packed import build_rows, packed_logits
 
 SAMPLE = '''import os
 
@@ -39,189 +43,90 @@ def main() -> None:
 
 
 @pytest.fixture(scope="module")
-def tokenizer():
-    texts = [SAMPLE.replace("Greeter", name) for name in ("Greeter", "Host", "Caller", "Speaker")] * 8
-    return wrap(train_tokenizer(iter(texts), vocab_size=400), model_max_length=128)
+def engine(tiny_anchored) -> Engine:
+    return Engine.load(tiny_anchored, device="cpu")
 
 
 @pytest.fixture(scope="module")
-def special(tokenizer) -> SpecialIds:
-    return SpecialIds(tokenizer.bos_token_id, tokenizer.eos_token_id, tokenizer.mask_token_id)
+def corpus(tmp_path_factory, engine) -> Corpus:
+    folder = tmp_path_factory.mktemp("corpus")
+    names = ("Greeter", "Host", "Caller", "Speaker", "Waiter", "Porter")
+    for split, chosen in (("train", names[:4]), ("val", names[4:])):
+        with (folder / f"{split}.jsonl").open("w") as f:
+            for name in chosen:
+                f.write(json.dumps({"package": "sample", "path": f"{name}.py", "text": SAMPLE.replace("Greeter", name)}) + "\n")
+    return Corpus(folder / "train.jsonl", engine.tokenizer)
 
 
-def test_special_tokens_and_no_implicit_specials(tokenizer, special):
-    assert (tokenizer.eos_token, tokenizer.bos_token, tokenizer.mask_token) == (EOS, BOS, MASK)
-    assert tokenizer.pad_token_id == tokenizer.eos_token_id
-    assert len({special.bos, special.eos, special.mask}) == 3
-    ids = tokenizer("x = 1")["input_ids"]
-    assert special.bos not in ids and special.eos not in ids
-    assert tokenizer.encode(MASK) == [special.mask]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "\tdef f(x):\r\n\t\treturn x  # ¡olé!\r\n",
-        "s = '世界 🎉 naïve'\n",
-        "a\u00a0=\u20281\n\n\n   \t \n",
-        "",
-    ],
-)
-def test_round_trip_is_exact(tokenizer, text):
-    assert tokenizer.decode(tokenizer.encode(text)) == text
-
-
-def test_indentation_runs_are_single_tokens(tokenizer):
-    for width in (4, 8, 12):
-        assert len(tokenizer.encode(" " * width)) == 1, width
-    assert tokenizer.convert_ids_to_tokens(tokenizer.encode("        return out"))[0] == "Ġ" * 8
-
-
-def test_saved_tokenizer_loads_with_auto_tokenizer(tokenizer, tmp_path):
-    from transformers import AutoTokenizer
-
-    write_tokenizer_files(tokenizer, tmp_path)
-    assert (tmp_path / "special_tokens_map.json").exists()
-    loaded = AutoTokenizer.from_pretrained(str(tmp_path))
-    assert loaded.mask_token_id == tokenizer.mask_token_id and loaded.bos_token_id == tokenizer.bos_token_id
-    assert loaded("def f():")["input_ids"] == tokenizer.encode("def f():")
-
-
-def test_line_cuts_fall_on_line_boundaries():
+def test_gaps_start_and_end_where_infill_cuts(corpus):
     rng = random.Random(0)
-    starts = line_starts(SAMPLE)
-    seen = 0
-    for _ in range(300):
-        cut = choose_cut(SAMPLE, rng, (0, len(SAMPLE)), None, starts)
-        assert cut.prefix + cut.middle + cut.suffix == SAMPLE
-        if cut.kind == "lines":
-            seen += 1
-            assert cut.prefix == "" or cut.prefix.endswith("\n")
-            assert cut.middle.endswith("\n") and cut.middle.strip()
-        if cut.kind == "rest_of_line":
-            assert "\n" not in cut.middle and (cut.suffix == "" or cut.suffix.startswith("\n"))
-    assert seen > 50
+    tf = corpus.file(0)
+    window = Window(0, 0, len(tf.ids))
+    gaps = [g for _ in range(20) for g in sample_gaps(corpus, window, rng, 4)]
+    kinds = {g.kind for g in gaps}
+    assert {"lines", "rest_of_line", "node"} <= kinds
+    ids = np.concatenate([[0], tf.ids])
+    text = corpus.texts[0]
+    for gap in gaps:
+        start, end = tf.offsets[gap.a - 1], tf.offsets[gap.b - 1] if gap.b - 1 < len(tf.ids) else len(text)
+        assert corpus.tokenizer.decode(ids[gap.a : gap.b].tolist()) == text[start:end]
+        if gap.kind in ("lines", "rest_of_line"):
+            assert text[end] == "\n"  # the right context starts with the line break
+        if gap.kind == "lines":
+            assert text[start] == "\n"  # the prefix stops before its last line break
+        assert np.array_equal(gap.right, tf.ids[gap.b - 1 : gap.b - 1 + len(gap.right)])
 
 
-def test_infill_example_is_bos_prefix_middle_eos_suffix(tokenizer, special):
-    corpus = TokenizedCorpus([SAMPLE], tokenizer, special)
-    rng = random.Random(1)
-    kinds = set()
-    for _ in range(200):
-        example = infill_example(corpus, rng, 128)
-        if example is None:
-            continue
-        kinds.add(example.kind)
-        assert len(example.ids) == 128 and example.ids[0] == special.bos and not example.maskable[0]
-        region = [i for i, m in enumerate(example.maskable) if m]
-        assert region == list(range(region[0], region[-1] + 1))  # one contiguous gap
-        gap = [example.ids[i] for i in region]
-        n_eos = next((i for i, t in enumerate(reversed(gap)) if t != special.eos), len(gap))
-        middle = tokenizer.decode(gap[: len(gap) - n_eos])
-        prefix = tokenizer.decode(example.ids[1 : region[0]])
-        assert special.eos not in gap[: len(gap) - n_eos]
-        assert (prefix + middle) in SAMPLE
-        if example.kind == "lines":
-            assert prefix == "" or prefix.endswith("\n")
-            assert middle.endswith("\n")
-    assert {"lines", "node", "rest_of_line"} <= kinds
+def test_packed_rows_equal_the_engine_forward_on_literal_canvases(engine):
+    """The training layout (prefix and right context cached without gradients, all gaps' rows in one pass)
+    gives the logits the engine's forward gives on each gap's own canvas."""
+    model = engine.loaded.model
+    mask, eos = engine.special.mask_id, engine.special.eos_id
+    rng = np.random.RandomState(0)
+    window = rng.randint(3, 500, 60)
+    window[0] = eos
+    gaps = [Gap(20, 27, rng.randint(3, 500, 9), "lines"), Gap(40, 44, rng.randint(3, 500, 0), "span")]
+    rows = build_rows(window, gaps, mask, eos, 2, 3, random.Random(1))
+    with torch.no_grad():
+        packed = packed_logits(model, window, gaps, rows, eos)
+    room = model.adapter.shape.gap_room
+    for r in range(len(rows.ids)):
+        gap = gaps[rows.gap[r]]
+        middle = list(window[gap.a : gap.b])
+        k = len(middle) if rows.block[r] == 0 else rows.block_k[r]
+        canvas = list(window[: gap.a]) + middle[:k] + [mask] * (len(middle) - k) + list(gap.right) + [eos]
+        spans = [(gap.a, gap.b)]
+        ids = torch.tensor([canvas])
+        positions, segments = layout(len(canvas), spans, room)
+        committed = (ids != mask) & (segments[None] % 2 == 1)
+        allowed, right = attention(segments[None], torch.arange(len(canvas))[None], committed)
+        adapt = GapAdapt(model.adapter, segments[None] % 2 == 1, allowed, right)
+        with torch.no_grad():
+            literal = model(ids, positions[None], None, ForwardContext([None] * len(model.model.layers), adapt=adapt))
+        assert torch.allclose(literal[0, gap.a + rows.offset[r]], packed[r], atol=1e-4), r
 
 
-def test_masking_never_touches_bos_and_respects_maskable(tokenizer, special):
-    corpus = TokenizedCorpus([SAMPLE] * 3, tokenizer, special)
-    rng = random.Random(2)
-    examples = [plain_example(corpus, rng, 64) for _ in range(4)]
-    ids = torch.tensor([e.ids for e in examples])
-    maskable = torch.tensor([e.maskable for e in examples])
-    maskable[1, 10:] = False
-    noised = add_noise(ids, maskable, special.mask, t=torch.tensor([1.0, 1.0, 0.5, 1e-3]))
-    assert not noised.masked[:, 0].any()
-    assert not (noised.masked & ~maskable).any()
-    assert noised.masked[0, 1:].all() and noised.masked.sum(1).min() >= 1
-    assert (noised.noisy[noised.masked] == special.mask).all()
-    drawn = add_noise(ids.repeat(2, 1), maskable.repeat(2, 1), special.mask).t.sort().values
-    gaps = drawn[1:] - drawn[:-1]
-    assert drawn.min() >= 1e-3 and drawn.max() <= 1
-    assert torch.allclose(gaps, torch.full_like(gaps, gaps.mean()), atol=1e-3)  # stratified over the batch
+def test_training_runs_resumes_and_exports_a_model_the_engine_loads(corpus, tmp_path, monkeypatch):
+    from training.train_adapter import main
 
-
-def test_training_steps_reduce_loss_on_a_repeated_batch(tokenizer, special):
-    from engine.training.train import PRESETS, build_model, make_optimizer
-
-    torch.manual_seed(0)
-    model = build_model(PRESETS["tiny"], len(tokenizer), 64, special)
-    corpus = TokenizedCorpus([SAMPLE] * 3, tokenizer, special)
-    rng = random.Random(3)
-    examples = [plain_example(corpus, rng, 64) for _ in range(4)]
-    ids = torch.tensor([e.ids for e in examples])
-    maskable = torch.tensor([e.maskable for e in examples])
-    noised = add_noise(ids, maskable, special.mask, generator=torch.Generator().manual_seed(0))
-    optimizer = make_optimizer(model, 1e-2, 0.0)
-    first = None
-    for _ in range(15):
-        loss, _ = diffusion_loss(model, ids, maskable, noised)
-        first = loss.item() if first is None else first
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    assert loss.item() < 0.7 * first
-
-
-def test_train_resume_and_export_load_back(tokenizer, tmp_path: Path):
-    import json
-
-    from transformers import AutoTokenizer
-
-    from engine.loader import load
-    from engine.training.train import main
-
-    corpus_dir, tok_dir, run = tmp_path / "corpus", tmp_path / "tok", tmp_path / "run"
+    monkeypatch.setenv("DCOMPLETE_CACHE", str(tmp_path / "cache"))
+    base = tmp_path / "base.gguf"
+    write_tiny_gguf(base)
+    corpus_dir = tmp_path / "corpus"
     corpus_dir.mkdir()
     for split in ("train", "val"):
-        rows = [{"package": "p", "path": f"{i}.py", "text": SAMPLE} for i in range(3)]
-        (corpus_dir / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    write_tokenizer_files(tokenizer, tok_dir)
-    common = [
-        "--out",
-        str(run),
-        "--preset",
-        "tiny",
-        "--tokenizer",
-        str(tok_dir),
-        "--corpus",
-        str(corpus_dir),
-        "--seq-len",
-        "64",
-        "--batch-size",
-        "2",
-        "--eval-every",
-        "2",
-        "--eval-batches",
-        "1",
-        "--threads",
-        "1",
-    ]
-    main([*common, "--steps", "2"])
-    main([*common, "--steps", "4", "--resume"])
-    log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
-    assert [e["step"] for e in log if e["event"] == "done"] == [2, 4]
-    target = tmp_path / "model"
-    main(["--out", str(run), "--tokenizer", str(tok_dir), "--export", str(target)])
-    names = {p.name for p in target.iterdir()}
-    assert {
-        "config.json",
-        "model.safetensors",
-        "tokenizer.json",
-        "tokenizer_config.json",
-        "special_tokens_map.json",
-        "generation_config.json",
-    } <= names
-    hf = AutoTokenizer.from_pretrained(str(target))
-    assert hf.mask_token_id == tokenizer.mask_token_id
-    loaded = load(str(target), device="cpu")
-    assert (
-        loaded.special.mask_id == tokenizer.mask_token_id and loaded.special.bos_id == tokenizer.bos_token_id
-    )
-    assert loaded.max_length == 64
-    logits = loaded.model(torch.tensor([[tokenizer.bos_token_id, tokenizer.mask_token_id]]))
-    assert logits.shape == (1, 2, len(tokenizer))
+        (corpus_dir / f"{split}.jsonl").write_text(json.dumps({"package": "s", "path": "a.py", "text": SAMPLE}) + "\n")
+    run = tmp_path / "run"
+    common = ["--out", str(run), "--base", str(base), "--corpus", str(corpus_dir), "--window", "128",
+              "--points", "2", "--eval-gaps", "4", "--rank", "4"]
+    main(common + ["--minutes", "0.05"])
+    first = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    step = torch.load(run / "state.pt", weights_only=False)["step"]
+    assert step >= 1 and any(e["kind"] == "val" for e in first)
+    main(common + ["--minutes", "0.1", "--resume"])
+    assert torch.load(run / "state.pt", weights_only=False)["step"] > step
+    main(common + ["--export", str(tmp_path / "model")])
+    engine = Engine.load(tmp_path / "model", device="cpu")
+    sp, tok = engine.special, engine.tokenizer
+    canvas = [sp.bos_id] + tok.encode("def f(x):\n    return") + [sp.mask_id] * 4 + tok.encode("\n") + [sp.eos_id]
+    assert len(engine.infill([InfillRequest(canvas)], DenoiseParams())[0].spans[0].token_ids) == 4
