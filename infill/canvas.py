@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from infill.leads import lead_text, vocab_texts
 from infill.positions import LineIndex
 from infill.spots import Spot
 
@@ -35,15 +36,18 @@ class Specials(Protocol):
 class Slot:
     """Where one spot's masks sit in the canvas: positions [start, end).
 
-    `lead` is the indentation that preceded the spot on its line: it is moved into the masked region
-    so that the model writes the line's first token with its usual whitespace; post-processing
-    removes it again.
+    `lead` is text just before the spot moved into the masked region so that the model writes it with its
+    usual tokens: the indentation that preceded the spot on its line, or, with `heal` (models that write
+    left to right), the boundary `infill.leads.lead_text` chooses, which the engine then constrains the
+    span to start with. Post-processing removes it again. `tail` is how many characters at the end of a
+    replaced range (its final line break, with `heal`) stay in the fixed text after the masks.
     """
 
     spot: Spot
     start: int
     end: int
     lead: str = ""
+    tail: int = 0
 
 
 @dataclass(frozen=True)
@@ -60,9 +64,8 @@ class ContextOverflow(ValueError):
 
 @functools.lru_cache(maxsize=8)
 def line_break_ids(tokenizer: Any) -> frozenset[int]:
-    """The ids whose text holds a line break (one decode over the vocabulary, cached per tokenizer)."""
-    texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
-    return frozenset(i for i, text in enumerate(texts) if "\n" in text)
+    """The ids whose text holds a line break (cached per tokenizer)."""
+    return frozenset(i for i, text in enumerate(vocab_texts(tokenizer)) if "\n" in text)
 
 
 def encode(tokenizer: Any, text: str) -> list[int]:
@@ -104,18 +107,24 @@ def build_canvas(
     *,
     header: str = "",
     reserve: int = 0,
+    heal: bool = False,
+    max_right: int | None = None,
 ) -> Canvas:
-    """The canvas for `spots` of `text`; `reserve` tokens are kept free for span growth."""
+    """The canvas for `spots` of `text`; `reserve` tokens are kept free for span growth. `heal`: gaps start
+    and end at token boundaries the tokenizer produces (`Slot.lead`, `Slot.tail`); `max_right`: at most
+    that many tokens of text after the last spot (the right context the model was trained with)."""
     ordered = check_spots(spots, len(text))
     if not ordered:
         raise ValueError("no spots to fill")
     header_ids = encode(tokenizer, header)
     fixed = 2 + len(header_ids) + sum(s.n_masks for s in ordered) + reserve
-    start, end = 0, len(text)
-    canvas = _assemble(text, ordered, start, end, tokenizer, special, header_ids)
+    start, end = 0, _right_end(text, ordered[-1].end, tokenizer, max_right)
+    assemble = functools.partial(_assemble, heal=heal)
+    canvas = assemble(text, ordered, start, end, tokenizer, special, header_ids)
     if len(canvas.ids) + reserve > max_length:
-        start, end = _crop(text, ordered, tokenizer, max_length - fixed)
-        canvas = _assemble(text, ordered, start, end, tokenizer, special, header_ids)
+        start, crop_end = _crop(text, ordered, tokenizer, max_length - fixed)
+        end = min(end, crop_end)
+        canvas = assemble(text, ordered, start, end, tokenizer, special, header_ids)
         lines = LineIndex(text)
         while len(canvas.ids) + reserve > max_length and (start < ordered[0].start or end > ordered[-1].end):
             above = start < lines.line_start(lines.line_of(ordered[0].start))
@@ -123,7 +132,7 @@ def build_canvas(
                 start = lines.line_start(lines.line_of(start) + 1)
             else:
                 end = lines.line_start(lines.line_of(end - 1))
-            canvas = _assemble(text, ordered, start, end, tokenizer, special, header_ids)
+            canvas = assemble(text, ordered, start, end, tokenizer, special, header_ids)
         if len(canvas.ids) + reserve > max_length:
             raise ContextOverflow(
                 f"the spots and the text between them take {len(canvas.ids)} tokens, more than the"
@@ -132,23 +141,45 @@ def build_canvas(
     return canvas
 
 
+def _right_end(text: str, after: int, tokenizer: Any, max_right: int | None) -> int:
+    """The end of the whole lines after offset `after` that fit in `max_right` tokens (the text's end
+    when there is no limit)."""
+    if max_right is None:
+        return len(text)
+    end = after
+    used = 0
+    while end < len(text):
+        stop = text.find("\n", end + 1)
+        stop = len(text) if stop < 0 else stop
+        used += len(encode(tokenizer, text[end:stop]))
+        if used > max_right:
+            break
+        end = stop
+    return end
+
+
 def _assemble(
-    text: str, spots: list[Spot], start: int, end: int, tokenizer: Any, special: Specials, header: list[int]
+    text: str, spots: list[Spot], start: int, end: int, tokenizer: Any, special: Specials, header: list[int],
+    heal: bool = False,
 ) -> Canvas:
     ids = [special.bos_id, *header]
     slots = []
     cursor = start
     for spot in spots:
         before = text[cursor : spot.start]
-        lead_match = _INDENT_AFTER_BREAK.search(before) if spot.start == spot.end else None
-        at_line_start = lead_match is not None and (
-            lead_match.start(1) > 0 or cursor == 0 or text[cursor - 1] == "\n"
-        )
-        lead = lead_match.group(1) if lead_match and at_line_start else ""
+        if heal:
+            lead = lead_text(before, tokenizer)
+        else:
+            lead_match = _INDENT_AFTER_BREAK.search(before) if spot.start == spot.end else None
+            at_line_start = lead_match is not None and (
+                lead_match.start(1) > 0 or cursor == 0 or text[cursor - 1] == "\n"
+            )
+            lead = lead_match.group(1) if lead_match and at_line_start else ""
+        tail = 1 if heal and spot.end > spot.start and text[spot.end - 1] == "\n" and spot.end < end else 0
         ids.extend(encode(tokenizer, before[: len(before) - len(lead)]))
-        slots.append(Slot(spot, len(ids), len(ids) + spot.n_masks, lead))
+        slots.append(Slot(spot, len(ids), len(ids) + spot.n_masks, lead, tail))
         ids.extend([special.mask_id] * spot.n_masks)
-        cursor = spot.end
+        cursor = spot.end - tail
     ids.extend(encode(tokenizer, text[cursor:end]))
     ids.append(special.eos_id)
     return Canvas(tuple(ids), tuple(slots), start, end)

@@ -2,9 +2,9 @@
 
 All spots of one document share one canvas (one denoising run); several documents given to
 `fill_many` go to the engine as one batch. A result that adds parse errors is re-masked around the
-first new error and denoised again, at most `FillOptions.retries` times; the attempt with the fewest
-added errors wins, and a spot whose best result still breaks the syntax gets no edit unless
-`keep_invalid` is set.
+first new error and denoised again, at most `FillOptions.retries` times (never for a left-to-right
+engine decoding greedily, which would write the same again); the attempt with the fewest added errors
+wins, and a spot whose best result still breaks the syntax gets no edit unless `keep_invalid` is set.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from infill.canvas import Canvas, ContextOverflow, build_canvas, check_spots, instruction_header, line_break_ids
 from infill.languages import LanguageSpec, get_language
+from infill.leads import TextLead
 from infill.postprocess import (
     balance_brackets,
     decode,
@@ -104,6 +105,7 @@ class _Document:
         """The canvas, with `reserve` tokens of the context kept free for span growth (distant
         context lines give way to growth room)."""
         engine = self.engine
+        heal = bool(getattr(engine, "left_to_right", False))
         return build_canvas(
             self.job.text,
             spots,
@@ -112,6 +114,8 @@ class _Document:
             engine.max_length,
             header=header,
             reserve=reserve,
+            heal=heal,
+            max_right=getattr(engine, "max_right", None) if heal else None,
         )
 
     def _span_stops(self) -> tuple[frozenset[int], ...]:
@@ -122,10 +126,16 @@ class _Document:
             for slot in self.canvas.slots
         )
 
+    def _span_leads(self) -> tuple[TextLead | None, ...]:
+        if not getattr(self.engine, "left_to_right", False):
+            return ()
+        return tuple(TextLead(slot.lead, self.engine.tokenizer) if slot.lead else None for slot in self.canvas.slots)
+
     def first_request(self) -> InfillRequest:
         from engine import InfillRequest
 
-        return InfillRequest(list(self.canvas.ids), self.job.doc_id, self.max_grow, self._span_stops())
+        return InfillRequest(list(self.canvas.ids), self.job.doc_id, self.max_grow, self._span_stops(),
+                             self._span_leads())
 
     def absorb(self, result: InfillResult) -> None:
         self.stats = self.stats.add(result.stats)
@@ -174,10 +184,12 @@ class _Document:
                 continue
             offsets = token_offsets(self.engine.tokenizer, kept)
             lo, hi = remask_range(offsets, end - start, shaped.raw, shaped.raw_offset(where))
+            if getattr(self.engine, "left_to_right", False):
+                hi = end - start  # such a model revises a span's tail, never text it wrote before
             canvas[start + lo : start + hi] = [self.engine.special.mask_id] * (hi - lo)
         from engine import InfillRequest
 
-        return InfillRequest(canvas, self.job.doc_id, 0, self._span_stops())
+        return InfillRequest(canvas, self.job.doc_id, 0, self._span_stops(), self._span_leads())
 
     def result(self) -> FillResult:
         canvas_ids = list(self.canvas.ids)
@@ -221,7 +233,10 @@ def fill_many(
         results = engine.infill([d.first_request() for d in documents], params, cancel=cancel)
         for document, result in zip(documents, results):
             document.absorb(result)
-    for _ in range(options.retries):
+    retries = options.retries
+    if getattr(engine, "left_to_right", False) and (params is None or params.temperature == 0):
+        retries = 0  # re-masking a greedy left-to-right span's tail writes the same tail again
+    for _ in range(retries):
         pending = [d for d in documents if d.wants_retry()]
         if not pending:
             break

@@ -5,7 +5,7 @@
    stop a block completion at the first line that leaves the window's indentation scope, cut a line
    repeated three times in a row, and end a regenerated range with the same line breaks (blank
    lines included) as the text it replaces.
-3. `trim_suffix_echo`: remove trailing lines that repeat the lines right after the spot.
+3. `trim_suffix_echo`: cut the result where it starts repeating the lines right after the spot.
 4. `balance_brackets`: stop at the first closer that would close a bracket the text after the spot
    already closes (or that matches nothing).
 5. `drop_reason`: a result that is empty, only repeats the text after the spot, or (for an insertion)
@@ -119,10 +119,16 @@ def _cut_repetition(body: str, limit: int = 3) -> str:
 
 
 def _limit_scope(body: str, slot: Slot, text: str, spec: LanguageSpec) -> str:
-    """Cut a block completion before the first line indented less than the window's scope."""
+    """Cut a block completion before the first line indented less than the window's scope: deeper than
+    the cursor's line when that line ends a block header, else as deep. A blank cursor line takes its
+    scope from the last non-blank line above it (an editor user on an empty line inside a body)."""
     spot = slot.spot
     line_start = text.rfind("\n", 0, spot.start) + 1
     cursor_line = text[line_start : spot.start]
+    while not cursor_line.strip() and line_start > 0:
+        previous = text.rfind("\n", 0, line_start - 1) + 1
+        cursor_line = text[previous : line_start - 1]
+        line_start = previous
     scope = _indent_width(cursor_line)
     if cursor_line.rstrip().endswith(spec.block_header_end):
         scope += 1
@@ -136,13 +142,21 @@ def _limit_scope(body: str, slot: Slot, text: str, spec: LanguageSpec) -> str:
 
 
 def trim_suffix_echo(new_text: str, suffix: str) -> str:
-    """Drop the result's trailing lines when they repeat the first lines after the spot."""
-    result_lines = new_text.rstrip().split("\n")
+    """Cut the result where it starts repeating the lines right after the spot: a model that does not
+    end a gap by itself writes on into the text that follows it (the first non-blank line after the spot,
+    or the first two when that line is short enough to be common, e.g. `return x`, unless the result
+    ends after the first)."""
+    result_lines = new_text.split("\n")
     following = [line.strip() for line in suffix.split("\n") if line.strip()]
-    for count in range(min(len(result_lines), len(following)), 0, -1):
-        tail = [line.strip() for line in result_lines[-count:]]
-        if tail == following[:count] and any(tail):
-            return "\n".join(result_lines[:-count])
+    if not following:
+        return new_text
+    need = 1 if len(following[0]) >= 24 or len(following) == 1 else 2
+    target = following[:need]
+    for start in range(len(result_lines)):
+        rest = [line.strip() for line in result_lines[start:] if line.strip()]
+        # the whole target, or all that is left of the result when it stops part-way through the target
+        if rest and result_lines[start].strip() and rest[:need] == target[: len(rest[:need])]:
+            return "\n".join(result_lines[:start]).rstrip()
     return new_text
 
 
