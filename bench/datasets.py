@@ -1,7 +1,9 @@
-"""Load the infilling benchmarks from the evaluation data (shared/data; never training data).
+"""Load the infilling benchmarks from the evaluation data (bench/data; never training data).
 
 Every task becomes the same shape: a document `prefix + suffix` with the cursor at `len(prefix)`, and the
-canonical `middle` that belongs there. Provenance and checksums: shared/data/MANIFEST.json.
+canonical `middle` that belongs there. bench/data holds copies of HumanEval-infilling (single- and
+multi-line, MIT) and SantaCoder-FIM (BSD-3 with a clause that forbids training on it), each with its
+licence; provenance and checksums: bench/data/MANIFEST.json.
 """
 from __future__ import annotations
 
@@ -45,15 +47,12 @@ class DataError(RuntimeError):
     pass
 
 
+BUNDLED_DATA = Path(__file__).resolve().parent / "data"
+
+
 def data_root() -> Path:
-    """$DCOMPLETE_BENCH_DATA, else shared/data inside or beside the repository checkout."""
-    if os.environ.get(DATA_ENV):
-        return Path(os.environ[DATA_ENV])
-    repo = Path(__file__).resolve().parents[1]
-    for candidate in (repo / "shared" / "data", repo.parent / "shared" / "data"):
-        if candidate.is_dir():
-            return candidate
-    raise DataError(f"benchmark data not found: set {DATA_ENV} or provide {repo.parent / 'shared' / 'data'}")
+    """$DCOMPLETE_BENCH_DATA, else the copies in bench/data."""
+    return Path(os.environ[DATA_ENV]) if os.environ.get(DATA_ENV) else BUNDLED_DATA
 
 
 def _read_jsonl_gz(path: Path) -> list[dict]:

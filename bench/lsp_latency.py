@@ -1,6 +1,7 @@
 """LSP latency: the real server over stdio, a scripted typing session at human pace on a real file.
 
     python -m bench.lsp_latency [--model default] [--keystrokes 240] [--gap-ms 120] [--debounce-ms N]
+                                [--pauses 40] [--threads 2]
 
 A pygls client starts `python -m lsp_server`, opens the first part of a real Python file (bench.workload
 sources) and types the next characters one keystroke at a time, `--gap-ms` apart (with a little jitter),
@@ -8,7 +9,13 @@ sending didChange and then an automatic inlineCompletion request for every keyst
 Latency is request to response for every request; a request superseded by the next keystroke answers
 empty at once, so the table splits answers that carried a completion from those that did not. Denoising
 runs are read from the `inferences` counter of the server's `dcomplete/status` notification (a request
-mid-word runs none; a superseded run counts). Ends with JSON.
+mid-word runs none; a superseded run counts).
+
+Then the pauses: at the ends of the `--pauses` lines that follow (where a user stops typing and waits), the
+client sets the document to the text before that point and asks once, waiting for the answer:
+the latency of a line completion as the user sees it, warm (the first request after start, which loads
+the model and fills the cache, is reported apart). `--threads` sets the server's torch threads. Ends with
+JSON.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import sys
@@ -48,7 +56,8 @@ async def session(args: argparse.Namespace) -> dict[str, object]:
     def _status(params: Any) -> None:
         runs["latest"] = max(runs["latest"], int(getattr(params, "inferences", 0)))
 
-    await client.start_io(sys.executable, "-m", "lsp_server")
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads)) if args.threads else None
+    await client.start_io(sys.executable, "-m", "lsp_server", env=env)
     options: dict[str, object] = {"model": args.model}
     if args.debounce_ms is not None:
         options["debounceMs"] = args.debounce_ms
@@ -61,10 +70,11 @@ async def session(args: argparse.Namespace) -> dict[str, object]:
     client.text_document_did_open(types.DidOpenTextDocumentParams(
         types.TextDocumentItem(uri=URI, language_id="python", version=1, text=current)))
     doc = types.TextDocumentIdentifier(uri=URI)
-    warm = await client.text_document_inline_completion_async(types.InlineCompletionParams(
+    sent = time.perf_counter()
+    await client.text_document_inline_completion_async(types.InlineCompletionParams(
         text_document=doc, position=_end(current),
         context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked)))
-    del warm  # loads the model; not timed
+    first_ms = (time.perf_counter() - sent) * 1000  # loads the model and fills the cache
     runs_before = runs["latest"]
     rng = random.Random(0)
     timings: list[tuple[float, bool]] = []
@@ -87,14 +97,37 @@ async def session(args: argparse.Namespace) -> dict[str, object]:
         pending.append(asyncio.ensure_future(request(_end(current))))
         await asyncio.sleep(args.gap_ms / 1000 * rng.uniform(0.6, 1.4))
     await asyncio.gather(*pending)
+    pauses = await pause_points(client, doc, text, start + len(typed), args.pauses)
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
     all_ms = [t for t, _ in timings]
     answered = [t for t, has in timings if has]
     return {"requests": len(timings), "inferences": runs["latest"] - runs_before, "answered": len(answered),
-            "all_ms": all_ms,
-            "answered_ms": answered}
+            "all_ms": all_ms, "answered_ms": answered, "first_ms": first_ms, "pauses": pauses}
+
+
+async def pause_points(client: LanguageClient, doc: types.TextDocumentIdentifier, text: str, start: int,
+                       count: int) -> list[tuple[float, bool]]:
+    """(ms, answered) for a request at the end of each of `count` consecutive lines after `start`, each
+    waited for: the document is set to the text up to that point first (one more line each time, as a
+    user who writes a line, pauses for a suggestion, and goes on)."""
+    chosen = [i for i, char in enumerate(text) if char == "\n" and i > start][:count]
+    out = []
+    version = 10_000
+    for end in chosen:
+        current = text[:end]
+        version += 1
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=doc.uri, version=version),
+            [types.TextDocumentContentChangeWholeDocument(text=current + "\n")]))
+        sent = time.perf_counter()
+        result = await client.text_document_inline_completion_async(types.InlineCompletionParams(
+            text_document=doc, position=types.Position(line=current.count("\n") + 1, character=0),
+            context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic)))
+        items = result.items if isinstance(result, types.InlineCompletionList) else (result or [])
+        out.append(((time.perf_counter() - sent) * 1000, bool(items)))
+    return out
 
 
 def _end(text: str) -> types.Position:
@@ -108,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keystrokes", type=int, default=240)
     parser.add_argument("--gap-ms", type=float, default=120.0)
     parser.add_argument("--debounce-ms", type=int, default=None, help="server setting (default: the server's)")
+    parser.add_argument("--pauses", type=int, default=40, help="line ends to complete at, each waited for")
+    parser.add_argument("--threads", type=int, default=None, help="the server's torch threads (OMP_NUM_THREADS)")
     args = parser.parse_args(argv)
     r = asyncio.run(session(args))
     all_ms, answered = r["all_ms"], r["answered_ms"]
@@ -120,6 +155,15 @@ def main(argv: list[str] | None = None) -> int:
                   f"{percentile(values, 99):>7.1f}")
     ratio = r["inferences"] / r["requests"]
     print(f"denoising runs per request received: {ratio:.3f}")
+    pauses = r["pauses"]
+    assert isinstance(pauses, list)
+    paused_ms = [t for t, _ in pauses]
+    paused_answered = [t for t, has in pauses if has]
+    print(f"first request after start (model load, cold cache): {r['first_ms']:.0f} ms")
+    for label, values in (("paused, all", paused_ms), ("paused, answered", paused_answered)):
+        if values:
+            print(f"{label:>22} {len(values):>4} {percentile(values, 50):>7.1f} {percentile(values, 95):>7.1f} "
+                  f"{percentile(values, 99):>7.1f}")
     print(json.dumps({
         "benchmark": "lsp_latency", "model": args.model, "keystrokes": r["requests"], "gap_ms": args.gap_ms,
         "p50_ms": round(percentile(all_ms, 50), 1), "p95_ms": round(percentile(all_ms, 95), 1),
@@ -127,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
         "answered_p50_ms": round(percentile(answered, 50), 1) if answered else None,
         "answered_p95_ms": round(percentile(answered, 95), 1) if answered else None,
         "inferences_per_request": round(ratio, 4), "sources": package_versions(),
+        "first_request_ms": round(float(r["first_ms"]), 1), "threads": args.threads,
+        "paused_p50_ms": round(percentile(paused_ms, 50), 1) if paused_ms else None,
+        "paused_p95_ms": round(percentile(paused_ms, 95), 1) if paused_ms else None,
+        "paused_answered": len(paused_answered), "pauses": len(paused_ms),
         "mean_all_ms": round(statistics.mean(all_ms), 1),
     }))
     return 0

@@ -1,6 +1,6 @@
 """Quality benchmark: HumanEval-infilling pass@1, SantaCoder-FIM (Python) exact match, and parse rate.
 
-    python -m bench.quality [--model M|none] [--limit N] [--sampler reference|fast] [--length own|oracle|both]
+    python -m bench.quality [--model M|none] [--limit N] [--sampler fast,ar,reference] [--length own|oracle|both]
                             [--plot PNG] [--seed S] [--canonical] [--benchmarks single,multi,santacoder]
 
 Rows: the trivial baselines (bench.baselines) and dcomplete through the infill API, with its own length
@@ -38,6 +38,7 @@ from bench.datasets import DataError, InfillTask, fixed_subset, load_humaneval, 
 from bench.humaneval_exec import check_program, isolation_wrapper, run_programs
 
 DEFAULT_ROW = "dcomplete/fast/own"
+SAMPLERS = ("fast", "reference", "ar")
 DEFAULT_MULTI_SUBSET = 1000
 PLOT_THRESHOLDS = (0.5, 0.7, 0.8, 0.9, 0.95, 1.0)
 
@@ -51,17 +52,44 @@ class Filled:
 
 
 @dataclass
-class RowTally:
-    """Per-row accumulators: model cost (tokens, seconds) and the filled tasks per benchmark."""
+class Cost:
+    """Model cost of one benchmark's fills. `written` counts the tokens of the edits as applied (what the
+    user gets, after post-processing), `new_tokens` every non-end token the engine generated."""
 
     new_tokens: int = 0
+    written: int = 0
     forward_passes: int = 0
     seconds: float = 0.0
     fills: int = 0
+
+    def report(self) -> dict:
+        return {
+            "new_tokens": self.new_tokens,
+            "written_tokens": self.written,
+            "forward_passes": self.forward_passes,
+            "model_seconds": round(self.seconds, 3),
+            "tokens_per_second": round(self.new_tokens / self.seconds, 2) if self.seconds else None,
+            "written_per_second": round(self.written / self.seconds, 2) if self.seconds else None,
+            "tokens_per_forward": round(self.new_tokens / max(1, self.forward_passes), 3),
+            "written_per_forward": round(self.written / max(1, self.forward_passes), 3),
+            "seconds_per_fill": round(self.seconds / max(1, self.fills), 4),
+        }
+
+
+@dataclass
+class RowTally:
+    """Per-row accumulators: model cost per benchmark and the filled tasks per benchmark."""
+
     no_spot: int = 0
     no_edit: int = 0
     notes: Counter[str] = field(default_factory=Counter)
     filled: dict[str, list[Filled]] = field(default_factory=dict)
+    cost: dict[str, Cost] = field(default_factory=dict)
+    current: str = ""
+
+    @property
+    def now(self) -> Cost:
+        return self.cost.setdefault(self.current, Cost())
 
 
 Completer = Callable[[InfillTask, RowTally], Filled]
@@ -143,15 +171,17 @@ def model_completer(engine: Any, params: Any, length: str) -> Completer:
             tally.notes.update(["gap longer than the model's context"])
             tally.no_edit += 1
             return Filled(text, "")
-        tally.fills += 1
-        tally.new_tokens += result.stats.new_tokens
-        tally.forward_passes += result.stats.forward_passes
-        tally.seconds += result.stats.seconds
+        cost = tally.now
+        cost.fills += 1
+        cost.new_tokens += result.stats.new_tokens
+        cost.forward_passes += result.stats.forward_passes
+        cost.seconds += result.stats.seconds
         tally.notes.update(note.split(": ", 1)[-1] for note in result.notes)
         edit = result.edits[0] if result.edits else None
         if edit is None:
             tally.no_edit += 1
             return Filled(text, "")
+        cost.written += len(engine.tokenizer.encode(edit.new_text, add_special_tokens=False))
         return Filled(text[: edit.start] + edit.new_text + text[edit.end:], edit.new_text)
     return complete
 
@@ -197,6 +227,7 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int | No
     for bench_name in benchmarks:
         tasks = getattr(suite, bench_name)
         started = time.monotonic()
+        tally.current = bench_name
         tally.filled[bench_name] = [complete(task, tally) for task in tasks]
         _progress(f"[{name}] {bench_name}: {len(tasks)} filled in {time.monotonic() - started:.1f}s")
     row: dict = {"n": {b: len(getattr(suite, b)) for b in benchmarks}}
@@ -210,19 +241,25 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int | No
         row["exact_match_santacoder"] = sum(hits) / len(hits) if hits else None
     documents = [f.document for b in ("single", "multi") for f in tally.filled.get(b, [])]
     row["parse_rate"] = sum(map(parses, documents)) / len(documents) if documents else None
-    if tally.seconds > 0:
+    if tally.cost:
         row["no_spot"], row["no_edit"], row["fill_notes"] = tally.no_spot, tally.no_edit, dict(tally.notes)
-        row["new_tokens"] = tally.new_tokens
-        row["model_seconds"] = round(tally.seconds, 3)
-        row["tokens_per_second"] = round(tally.new_tokens / tally.seconds, 2)
-        row["tokens_per_forward"] = round(tally.new_tokens / max(1, tally.forward_passes), 3)
-        row["seconds_per_fill"] = round(tally.seconds / max(1, tally.fills), 4)
+        total = Cost()
+        for cost in tally.cost.values():
+            for name in ("new_tokens", "written", "forward_passes", "seconds", "fills"):
+                setattr(total, name, getattr(total, name) + getattr(cost, name))
+        row.update(total.report())
+        row["cost"] = {name: cost.report() for name, cost in tally.cost.items()}
     return row
 
 
 def sampler_params(sampler: str, seed: int, threshold: float | None = None, eos_penalty: float = 0.0) -> Any:
+    """fast: the default sampler; reference: the family's own sampler (one token per span per step for a
+    left-to-right family); ar: greedy autoregressive decoding of the anchored family's base from the
+    prefix alone (adapter off), the baseline every figure is compared with."""
     from engine import DenoiseParams
 
+    if sampler == "ar":
+        return DenoiseParams(seed=seed, adapter=False)
     if sampler == "reference":
         return DenoiseParams.reference().with_(seed=seed, eos_penalty=eos_penalty)
     return DenoiseParams.fast(threshold if threshold is not None else 0.9).with_(seed=seed, eos_penalty=eos_penalty)
@@ -323,7 +360,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=None,
                         help="seeded subset of N tasks per benchmark "
                              f"(default: all; multi-line {DEFAULT_MULTI_SUBSET})")
-    parser.add_argument("--sampler", choices=("reference", "fast"), default="fast")
+    parser.add_argument("--sampler", default="fast",
+                        help="comma-separated samplers, each a row: fast (default), reference, ar "
+                             "(anchored family: the base's greedy decoding from the prefix alone)")
     parser.add_argument("--length", choices=("own", "oracle", "both"), default="both")
     parser.add_argument("--plot", default=None, metavar="PNG",
                         help="also sweep the fast sampler's threshold on the single-line subset "
@@ -341,6 +380,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if unknown:
         parser.error(f"--benchmarks: unknown {', '.join(sorted(unknown))}; "
                      f"choose from {', '.join(BENCHMARKS)}")
+    unknown = set(args.sampler.split(",")) - set(SAMPLERS)
+    if unknown:
+        parser.error(f"--sampler: unknown {', '.join(sorted(unknown))}; choose from {', '.join(SAMPLERS)}")
     if args.limit is not None and args.limit < 1:
         parser.error(f"--limit must be >= 1, got {args.limit}")
     return args
@@ -367,10 +409,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (ModelLoadError, OSError) as error:
             print(f"bench.quality: cannot load model {args.model!r}: {error}", file=sys.stderr)
             return 2
-        params = sampler_params(args.sampler, args.seed, eos_penalty=args.eos_penalty)
-        for length in ("own", "oracle") if args.length == "both" else (args.length,):
-            name = f"dcomplete/{args.sampler}/{length}"
-            rows[name] = evaluate_row(name, model_completer(engine, params, length), suite, args.workers)
+        for sampler in args.sampler.split(","):
+            params = sampler_params(sampler, args.seed, eos_penalty=args.eos_penalty)
+            for length in ("own", "oracle") if args.length == "both" else (args.length,):
+                name = f"dcomplete/{sampler}/{length}"
+                rows[name] = evaluate_row(name, model_completer(engine, params, length), suite, args.workers)
     print(format_table(rows, suite.sizes))
     report = summary(rows, args, suite)
     if args.plot and engine is None:

@@ -1,16 +1,20 @@
-"""Speed: the naive diffusion loop vs dcomplete's fast mode vs an autoregressive model of the same shape.
+"""Speed: the naive loop vs dcomplete's fast mode vs autoregressive decoding.
 
-    python -m bench.speed [--model default] [--device cpu|cuda] [--cases 8] [--threshold 0.9] [--block 0] [--near 1]
-                          [--eos-penalty 0] [--shape bundled|open-dcoder-0.5b]
+    python -m bench.speed [--model default] [--device cpu|cuda] [--dtype D] [--cases 8] [--threshold 0.9]
+                          [--block 0] [--near 1] [--eos-penalty 0] [--shape bundled|open-dcoder-0.5b]
 
-Per span size (one line, 16, 32 and 64 tokens), on the same canvases, one request at a time:
-  naive  the loop as the official samplers ship it: no cache, the whole canvas every step, one token
-         per step (Dream's schedule with steps = masks);
-  fast   threshold 0.9 (--threshold) plus the fixed-text cache (--block: semi-autoregressive blocks);
-  ar     transformers Qwen2ForCausalLM with random weights of the same shape, `generate` with its KV cache,
-         greedy, exactly as many new tokens, from a prompt as long as the canvas's fixed text.
-Tokens/s counts the filled positions (every mode fills the same number). Agreement is the fraction of
-positions where fast and naive chose the same token. The last line is JSON.
+Per span size (one line, 16, 32 and 64 tokens), on the same canvases (regenerated lines of real files the
+corpus never saw), one request at a time:
+  naive  no cache, the whole canvas every step, one token per step (for full-attention families Dream's
+         schedule with steps = masks, as the official samplers ship; for the anchored family its own
+         left-to-right order);
+  fast   the default sampler: threshold 0.9 (--threshold) plus the cache;
+  ar     for the anchored family, its base decoding greedily from the prefix alone with the same exact KV
+         cache (the adapter off); for full-attention families, transformers Qwen2ForCausalLM with random
+         weights of the same shape, `generate` with its KV cache, as many new tokens as the span.
+Tokens/s counts the tokens each mode wrote that are not end-of-text (anchored spans end when the model
+says so; full-attention modes fill every position). Agreement is the fraction of positions where fast and
+naive chose the same token. `tok/fwd` is fast's written tokens per forward. The last line is JSON.
 """
 
 from __future__ import annotations
@@ -56,12 +60,16 @@ def ar_model(engine: Engine) -> torch.nn.Module:
     return Qwen2ForCausalLM(cfg).to(engine.loaded.device, engine.loaded.dtype).eval()
 
 
-def run_diffusion(engine: Engine, case: Case, params: DenoiseParams) -> tuple[list[int], int, float]:
+def run_diffusion(engine: Engine, case: Case, params: DenoiseParams) -> tuple[list[int], int, float, int]:
     (result,), seconds = timed(lambda: engine.infill([InfillRequest(case.canvas)], params), engine.device)
-    return result.spans[0].token_ids, result.stats.forward_passes, seconds
+    return result.spans[0].token_ids, result.stats.forward_passes, seconds, result.stats.new_tokens
 
 
-def run_ar(model: torch.nn.Module, engine: Engine, case: Case) -> float:
+def run_ar(model: torch.nn.Module | None, engine: Engine, case: Case) -> tuple[float, int]:
+    """(seconds, tokens written) of autoregressive decoding of the case's span."""
+    if model is None:  # the anchored family: its own base, adapter off
+        _, _, seconds, written = run_diffusion(engine, case, DenoiseParams(adapter=False))
+        return seconds, written
     mask = engine.special.mask_id
     prompt = torch.tensor([[t for t in case.canvas if t != mask]], device=engine.loaded.device)
     n = len(case.truth)
@@ -72,44 +80,48 @@ def run_ar(model: torch.nn.Module, engine: Engine, case: Case) -> float:
                                   min_new_tokens=n, do_sample=False, use_cache=True, eos_token_id=None,
                                   pad_token_id=engine.special.pad_id)
 
-    return timed(go, engine.device)[1]
+    return timed(go, engine.device)[1], n
 
 
-def measure(engine: Engine, ar: torch.nn.Module, sample: list[Case], fast_p: DenoiseParams) -> dict[str, float]:
-    naive_p = DenoiseParams.reference().with_(eos_penalty=fast_p.eos_penalty)
+def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast_p: DenoiseParams) -> dict[str, float]:
+    naive_p = DenoiseParams.reference().with_(eos_penalty=fast_p.eos_penalty, cache="none")
     run_diffusion(engine, sample[0], naive_p)  # warm-up of every path
     run_diffusion(engine, sample[0], fast_p)
     run_ar(ar, engine, sample[0])
     tokens = sum(len(c.truth) for c in sample)
     t = {"naive": 0.0, "fast": 0.0, "ar": 0.0}
+    written = {"naive": 0, "fast": 0, "ar": 0}
     forwards = {"naive": 0, "fast": 0}
     agree = 0
     for case in sample:
-        naive_ids, naive_f, naive_s = run_diffusion(engine, case, naive_p)
-        fast_ids, fast_f, fast_s = run_diffusion(engine, case, fast_p)
-        t["naive"] += naive_s
-        t["fast"] += fast_s
-        t["ar"] += run_ar(ar, engine, case)
+        naive_ids, naive_f, naive_s, naive_w = run_diffusion(engine, case, naive_p)
+        fast_ids, fast_f, fast_s, fast_w = run_diffusion(engine, case, fast_p)
+        ar_s, ar_w = run_ar(ar, engine, case)
+        for mode, seconds, count in (("naive", naive_s, naive_w), ("fast", fast_s, fast_w), ("ar", ar_s, ar_w)):
+            t[mode] += seconds
+            written[mode] += count
         forwards["naive"] += naive_f
         forwards["fast"] += fast_f
         agree += sum(a == b for a, b in zip(naive_ids, fast_ids))
+    rate = {mode: written[mode] / t[mode] for mode in t}
     return {
         "cases": len(sample),
         "mean_span": tokens / len(sample),
-        "naive_tok_s": tokens / t["naive"],
-        "fast_tok_s": tokens / t["fast"],
-        "ar_tok_s": tokens / t["ar"],
-        "speedup_vs_naive": t["naive"] / t["fast"],
-        "speedup_vs_ar": t["ar"] / t["fast"],
-        "tokens_per_forward": tokens / forwards["fast"],
-        "naive_tokens_per_forward": tokens / forwards["naive"],
-        "agreement": agree / tokens,
+        "naive_tok_s": rate["naive"],
+        "fast_tok_s": rate["fast"],
+        "ar_tok_s": rate["ar"],
+        "speedup_vs_naive": rate["fast"] / rate["naive"],
+        "speedup_vs_ar": rate["fast"] / rate["ar"],
+        "tokens_per_forward": written["fast"] / forwards["fast"],
+        "naive_tokens_per_forward": written["naive"] / forwards["naive"],
+        "agreement": agree / max(1, sum(len(c.truth) for c in sample)),
+        "fast_written": written["fast"],
     }
 
 
 def load_engine(args: argparse.Namespace) -> Engine:
     if args.shape == "bundled":
-        return Engine.load(args.model, device=args.device)
+        return Engine.load(args.model, device=args.device, dtype=args.dtype)
     from engine.testing import make_tiny_checkpoint
 
     folder = make_tiny_checkpoint(tempfile.mkdtemp(prefix="dcomplete-shape-"), **OPEN_DCODER)
@@ -120,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.speed", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="default")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", default=None, help="float32, bfloat16, int8 (CPU: int8 linear weights)")
     parser.add_argument("--cases", type=int, default=8)
     parser.add_argument("--threshold", type=float, default=0.9, help="fast mode's confidence threshold")
     parser.add_argument("--block", type=int, default=0, help="fast mode's semi-autoregressive block (0: off)")
@@ -134,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     engine = load_engine(args)
-    ar = ar_model(engine)
+    ar = None if engine.left_to_right else ar_model(engine)
     rows: dict[str, dict[str, float]] = {}
     for label, span, lines in SIZES:
         sample = cases(engine, span or 0, args.cases, args.context, lines)
@@ -152,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     headline = rows["32"]
     summary = {
         "benchmark": "speed", "model": engine.name, "device": engine.device, "shape": args.shape,
+        "dtype": args.dtype, "threads": torch.get_num_threads(),
         "threshold": args.threshold, "block": args.block, "near": args.near, "eos_penalty": args.eos_penalty,
         "speedup_vs_naive": round(headline["speedup_vs_naive"], 3),
         "speedup_vs_ar": round(headline["speedup_vs_ar"], 3),

@@ -75,7 +75,9 @@ def cases(engine: Any, span_tokens: int, count: int, context: int | None = None,
             if lines is None and not span_tokens * 0.8 <= len(truth) <= span_tokens * 1.25:
                 continue
             spot = Spot(start, end, len(truth), "line" if n_lines == 1 else "block")
-            canvas = build_canvas(text, [spot], tok, special, budget)
+            heal = bool(getattr(engine, "left_to_right", False))
+            canvas = build_canvas(text, [spot], tok, special, budget, heal=heal,
+                                  max_right=engine.max_right if heal else None)
             out.append(Case(str(path), text, spot, truth, list(canvas.ids)))
             break
         if len(out) >= count:

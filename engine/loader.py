@@ -102,13 +102,19 @@ def pick_device(device: str | None) -> torch.device:
     return dev
 
 
+INT8 = "int8"
+
+
 def pick_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
+    """The compute dtype; "int8" (CPU only) computes in float32 with int8 linear weights (engine/quantize.py)."""
     if dtype in (None, "", "auto"):
         return torch.bfloat16 if device.type == "cuda" else torch.float32
     table = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
-             "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}
+             "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16, INT8: torch.float32}
     if dtype not in table:
         raise ModelLoadError(f"dtype {dtype!r}: use one of {', '.join(table)}")
+    if dtype == INT8 and device.type != "cpu":
+        raise ModelLoadError(f"dtype {dtype!r}: int8 weights are for the CPU (device {device})")
     return table[dtype]
 
 
@@ -158,7 +164,7 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
     if family.shape is None:
-        return _load_anchored(spec, folder, cfg, family, dev, dt)
+        return _load_anchored(spec, folder, cfg, family, dev, dt, dtype)
     shape = family.shape(cfg)
     with torch.device("meta"):
         model = family.model_class(shape)
@@ -166,14 +172,22 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
         load_weights(model, files, family.rename, dev, dt)
     except CheckpointError as exc:
         raise ModelLoadError(f"model {spec}: {exc}") from None
-    model.eval()
-    model.fuse_for_inference()
+    _prepare(model, dtype)
     max_length = min(int(shape.max_position_embeddings), CONTEXT_CAP)
     return LoadedModel(folder, family, model, tokenizer, special_tokens(cfg, tokenizer, folder), max_length, dev, dt)
 
 
+def _prepare(model: Transformer, dtype: str | None) -> None:
+    model.eval()
+    model.fuse_for_inference()
+    if dtype == INT8:
+        from engine.quantize import quantize_int8
+
+        quantize_int8(model)
+
+
 def _load_anchored(spec, folder: Path, cfg: dict[str, Any], family: Family, dev: torch.device,
-                   dt: torch.dtype) -> LoadedModel:
+                   dt: torch.dtype, dtype: str | None) -> LoadedModel:
     """A GGUF base (`cfg["base"]`) plus the folder's adapter; the tokenizer comes with the base."""
     from transformers import AutoTokenizer
 
@@ -187,9 +201,8 @@ def _load_anchored(spec, folder: Path, cfg: dict[str, Any], family: Family, dev:
         raise ModelLoadError(f"model {spec}: {exc}") from None
     except KeyError as exc:
         raise ModelLoadError(f"model {spec}: config.json has no {exc}") from None
-    model.eval()
-    model.fuse_for_inference()
-    max_length = min(int(cfg.get("max_position_embeddings", 4096)), CONTEXT_CAP)
+    _prepare(model, dtype)
+    max_length = min(int(cfg.get("context", cfg.get("max_position_embeddings", 4096))), CONTEXT_CAP)
     eos = int(cfg.get("eos_token_id", 0))
     special = SpecialTokens(mask_id=model.mask_id, eos_id=eos, pad_id=int(cfg.get("pad_token_id", eos)),
                             bos_id=int(cfg.get("bos_token_id", eos)))

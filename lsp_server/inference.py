@@ -170,10 +170,11 @@ class InferenceBackend:
     ) -> Outcome:
         """Up to `alternatives` different completions at `offset`, deduplicated; empty when there is
         nothing to complete there. The first is greedy at the planned length; alternatives come from
-        other lengths (one batch), then from sampling with other seeds."""
+        other lengths (one batch; not for an engine that writes left to right, where the mask count does not
+        decide the length), then from sampling with other seeds."""
         import infill
 
-        self._require_engine()
+        engine = self._require_engine()
         started = time.perf_counter()
         try:
             spot = infill.plan_completion(text, offset, language=language)
@@ -184,11 +185,8 @@ class InferenceBackend:
             return Outcome([])
         rounds: list[tuple[list[Any], int, float]] = [([spot], 0, 0.0)]
         if alternatives > 1:
-            rounds = [
-                ([spot, _resized(spot, 2.0), _resized(spot, 0.5)], 0, 0.0),
-                ([spot], 1, 0.8),
-                ([spot], 2, 0.8),
-            ]
+            lengths = [spot] if engine.left_to_right else [spot, _resized(spot, 2.0), _resized(spot, 0.5)]
+            rounds = [(lengths, 0, 0.0), ([spot], 1, 0.8), ([spot], 2, 0.8)]
         found: list[Replacement] = []
         for variants, seed, temperature in rounds:
             if len(found) >= alternatives:

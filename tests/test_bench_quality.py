@@ -187,7 +187,7 @@ def test_model_rows_go_through_the_infill_api_on_a_tiny_checkpoint(tiny_dream: P
     for length in ("own", "oracle"):  # threshold 0 commits every mask in one pass: fast on a loaded CPU
         tally = RowTally()
         filled = model_completer(engine, sampler_params("fast", 0, threshold=0.0), length)(task, tally)
-        assert tally.new_tokens > 0 and tally.seconds > 0
+        assert tally.now.new_tokens > 0 and tally.now.seconds > 0
         assert filled.document.startswith(task.prefix) and filled.document.endswith(task.suffix)
         inserted = len(filled.document) - len(task.prefix) - len(task.suffix)
         assert inserted == len(filled.completion) + (1 if length == "own" else 0)

@@ -54,6 +54,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resume", action="store_true")
     p.add_argument("--init-from", type=Path, help="start from another run's best adapter (fresh optimizer)")
+    p.add_argument("--right-bias", type=float, help="set the committed rows' right-context bias to this at the start")
     p.add_argument("--bench", type=float, help="train this many seconds, print throughput, save nothing")
     p.add_argument("--export", type=Path, help="write the best adapter into this model folder and exit")
     return p.parse_args(argv)
@@ -93,6 +94,9 @@ def main(argv: list[str] | None = None) -> None:
         rng.setstate(state["rng"])
     elif args.init_from:
         model.adapter.load_state_dict(RunFolder(args.init_from).load_best()["adapter"])
+    if args.right_bias is not None and not args.resume:
+        with torch.no_grad():
+            model.adapter.right_bias.fill_(args.right_bias)
     train = Corpus(args.corpus / "train.jsonl", tokenizer)
     val = EvalSet.build(Corpus(args.corpus / "val.jsonl", tokenizer), args.eval_gaps, args.window, special)
     if not args.bench:
