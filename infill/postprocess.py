@@ -2,9 +2,10 @@
 
 1. `span_ids`: cut the span at its first EOS/pad (the model fills unused slots with them).
 2. `shape_text`: drop the moved indentation (canvas `Slot.lead`), keep one line for a "line" spot,
-   stop a block completion at the first line that leaves the window's indentation scope, cut a line
-   repeated three times in a row, and end a regenerated range with the same line breaks (blank
-   lines included) as the text it replaces.
+   stop a block completion at the first line that leaves the window's indentation scope (a regenerated
+   range at the first line indented less than the lines it replaces), cut a line repeated three times
+   in a row, and end a regenerated range with the same line breaks (blank lines included) as the text
+   it replaces.
 3. `trim_suffix_echo`: cut the result where it starts repeating the lines right after the spot.
 4. `balance_brackets`: stop at the first closer that would close a bracket the text after the spot
    already closes (or that matches nothing).
@@ -100,7 +101,8 @@ def shape_text(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> Shaped:
         return Shaped(body, raw, begin)
     replaced = text[spot.start : spot.end]
     at_line_start = spot.start == 0 or text[spot.start - 1] == "\n"
-    body = match_indentation(_cut_repetition(body).rstrip(), indent_unit(text), not at_line_start)
+    body = _below_indent(_cut_repetition(body), _min_indent(replaced)) if at_line_start else _cut_repetition(body)
+    body = match_indentation(body.rstrip(), indent_unit(text), not at_line_start)
     if body:
         body += replaced[len(replaced.rstrip("\r\n")) :]
     return Shaped(body, raw, begin)
@@ -115,6 +117,23 @@ def _cut_repetition(body: str, limit: int = 3) -> str:
         run = run + 1 if current and current == lines[index - 1].strip() else 1
         if run == limit:
             return "\n".join(lines[: index - limit + 2])
+    return body
+
+
+def _min_indent(text: str) -> int:
+    widths = [_indent_width(line) for line in text.split("\n") if line.strip()]
+    return min(widths) if widths else 0
+
+
+def _below_indent(body: str, indent: int) -> str:
+    """Cut a regenerated range of whole lines before its first line, after the first written one,
+    indented less than the lines it replaces (a model writing on past the end of the block the range
+    belongs to)."""
+    lines = body.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    for index in range(first + 1, len(lines)):
+        if lines[index].strip() and _indent_width(lines[index]) < indent:
+            return "\n".join(lines[:index])
     return body
 
 

@@ -159,3 +159,11 @@ def test_raw_offset_maps_a_reindented_line_back_to_the_span() -> None:
     assert raw[shaped.raw_offset(where)] in "n ("
     assert shaped.raw_offset(where) > raw.index("\n")
     assert shaped.raw_offset(len(shaped.text)) <= len(raw)
+
+
+def test_a_regenerated_range_stops_where_its_block_ends() -> None:
+    text = "def mean(v):\n    total = sum(v)\n    return total / len(v)\n\n\ndef other():\n    pass\n"
+    start, end = text.index("    total"), text.index("\n\n\ndef other") + 1
+    slot = Slot(Spot(start, end, 24, "block"), 0, 24)
+    written = "    return sum(v) / len(v)\n\ndef helper(v):\n    return v\n"
+    assert shape_text(written, slot, text, PYTHON).text == "    return sum(v) / len(v)\n"
