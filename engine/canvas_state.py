@@ -68,6 +68,7 @@ class CanvasBatch:
     mask_id: int
     pad_id: int
     lengths: list[int] = field(default_factory=list)
+    drafts: torch.Tensor | None = None  # (B, L) bool: tokens written as drafts, not yet verified
 
     @classmethod
     def build(cls, canvases: list[list[int]], max_grow: list[int], mask_id: int, pad_id: int, device,
@@ -200,4 +201,9 @@ class CanvasBatch:
             src = torch.tensor(ids, device=x.device) if i == b else self.x[i, :length]
             x[i, :length] = src
             real[i, :length] = True
+        if self.drafts is not None:
+            old = self.drafts
+            row = torch.cat([old[b, :end], old.new_zeros(n), old[b, end : self.lengths[b] - n]])
+            self.drafts = torch.nn.functional.pad(old, (0, width - old.shape[1]))
+            self.drafts[b, : self.lengths[b]] = row
         self.x, self.real = x, real

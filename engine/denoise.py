@@ -26,6 +26,7 @@ from engine.policies import (
     propose,
     select_leading_run,
     select_threshold,
+    speculate,
     select_top_k,
     threshold_confidence,
 )
@@ -122,6 +123,9 @@ class Denoiser:
         if params.cache == "fixed" and warm is not None and n == 1:
             predictor.warm(warm, batch)
         block = params.block or self.m.family.lookahead
+        speculative = self.left_to_right and params.verify and params.temperature == 0
+        if speculative:
+            batch.drafts = torch.zeros_like(batch.masked)
         changed = torch.zeros_like(batch.masked)
         cancelled = False
 
@@ -131,22 +135,27 @@ class Denoiser:
                 break
             active = batch.masked.any(-1).cpu()
             candidates = batch.leading_masks(block)  # the masks this step may commit
-            logits_m = predictor.predict(batch, candidates, changed)
+            targets = candidates | batch.drafts if speculative else candidates  # and the drafts to verify
+            logits_m = predictor.predict(batch, targets, changed)
             if sp.mask_id < logits_m.shape[-1]:
                 logits_m[:, sp.mask_id] = float("-inf")  # a committed mask would stay masked forever
             if params.eos_penalty:
                 logits_m[:, sorted(sp.end_ids)] -= params.eos_penalty
-            batch.constrain(candidates, logits_m)
+            batch.constrain(targets, logits_m)
             for b in range(n):
                 stats[b].forward_passes += int(active[b])
             tokens, score = propose(logits_m, params.alg, params.temperature, params.top_p, gen, precision)
-            commit = self._select(batch, candidates, score, params, initial, row_step, row_steps)
-            where = candidates.nonzero(as_tuple=True)
-            new_x = batch.x.clone()
-            new_x[where] = torch.where(commit[where], tokens, batch.x[where])
+            where = targets.nonzero(as_tuple=True)
+            if speculative:
+                new_x = self._speculate(batch, targets, tokens, score, params)
+            else:
+                commit = self._select(batch, candidates, score, params, initial, row_step, row_steps)
+                new_x = batch.x.clone()
+                new_x[where] = torch.where(commit[where], tokens, batch.x[where])
             if params.rule == "threshold" and params.fill_after_eos or self.left_to_right:
                 proposed = torch.full_like(batch.x, sp.mask_id)
-                proposed[where] = tokens
+                if not speculative:
+                    proposed[where] = tokens
                 self._fill_after_eos(batch, new_x, proposed)
             spans_before = [self._open_spans(batch, b) for b in range(n)]
             changed = new_x != batch.x
@@ -156,6 +165,8 @@ class Denoiser:
                 predictor.grew(batch, b, span, extra)
             changed = torch.nn.functional.pad(changed, (0, batch.x.shape[1] - changed.shape[1]))
 
+        if batch.drafts is not None:  # a cancelled run leaves unverified drafts: they were never written
+            batch.x[batch.drafts] = sp.mask_id
         seconds = time.perf_counter() - started
         for b in range(n):
             stats[b].positions = int(predictor.positions[b])
@@ -184,6 +195,34 @@ class Denoiser:
         else:
             k = dream_count(masked.sum(-1), row_step, row_steps, params.eps)
         return select_top_k(full_score, k)
+
+    def _speculate(self, batch: CanvasBatch, targets: torch.Tensor, tokens: torch.Tensor, score: torch.Tensor,
+                   params: DenoiseParams) -> torch.Tensor:
+        """Verified drafting (`policies.speculate`) for every row; updates `batch.drafts`."""
+        assert batch.drafts is not None
+        threshold = params.threshold if params.rule == "threshold" and params.adapter else float("inf")
+        conf = threshold_confidence(score.float(), params.alg).tolist()
+        rows, cols = (t.tolist() for t in targets.nonzero(as_tuple=True))
+        proposed = tokens.tolist()
+        single = batch.lead_open()
+        new_x = batch.x.clone()
+        drafts = torch.zeros_like(batch.drafts)
+        end_ids = self.m.special.end_ids
+        for b, row in enumerate(batch.rows):
+            picked = [j for j, r in enumerate(rows) if r == b]
+            if not picked:
+                continue
+            positions = [cols[j] for j in picked]
+            out, kept = speculate(
+                batch.x[b].tolist(), row.spans, positions, set(batch.drafts[b].nonzero().flatten().tolist()),
+                {cols[j]: proposed[j] for j in picked}, {cols[j]: conf[j] for j in picked}, threshold,
+                batch.mask_id, [end_ids | row.stops_of(i) for i in range(len(row.spans))],
+                set(single[b].nonzero().flatten().tolist()))
+            new_x[b] = torch.tensor(out, dtype=new_x.dtype, device=new_x.device)
+            if kept:
+                drafts[b, sorted(kept)] = True
+        batch.drafts = drafts
+        return new_x
 
     def _fill_after_eos(self, batch: CanvasBatch, new_x: torch.Tensor, proposed: torch.Tensor) -> None:
         end_ids = self.m.special.end_ids

@@ -47,9 +47,15 @@ class DenoiseParams:
         the text after their gap) and commits one token per span per step: greedy autoregressive decoding
         of the base from the prefix, the baseline every figure is compared with.
 
-    Left-to-right families (anchored) commit the first mask of each span every step plus the masks right
-    after it while their confidence reaches `threshold` (`policies.select_leading_run`); the reference
-    rule commits one token per span per step; `block` 0 means the family's trained lookahead.
+    verify: left-to-right families (anchored), greedy: the masks after each span's first are drafts
+        (those proposed with confidence >= `threshold`), kept only when the next step's committed rows
+        propose the same tokens (`policies.speculate`), so the output is exactly one-token-per-step
+        decoding and `threshold` only sets how much is drafted. False: the masks after the first are
+        committed outright while their confidence reaches `threshold` (`policies.select_leading_run`),
+        as with sampling (temperature > 0), where drafts are never verified.
+
+    Left-to-right families commit a leading run of each span every step; the reference rule commits one
+    token per span per step; `block` 0 means the family's trained lookahead.
     """
 
     steps: int | None = None
@@ -67,6 +73,7 @@ class DenoiseParams:
     fill_after_eos: bool = True
     eos_penalty: float = 0.0
     adapter: bool = True
+    verify: bool = True
 
     def __post_init__(self) -> None:
         if self.steps is not None and self.steps < 1:

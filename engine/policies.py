@@ -142,6 +142,84 @@ def select_leading_run(
     return picked
 
 
+def speculate(
+    x: list[int], spans: list[list[int]], targets: list[int], drafts: set[int], proposed: dict[int, int],
+    confidence: dict[int, float], threshold: float, mask_id: int, ends: list[frozenset[int]], single: set[int],
+    lookup: bool = True,
+) -> tuple[list[int], set[int]]:
+    """One row's step of verified drafting (self-speculative decoding), for left-to-right families.
+
+    `proposed[p]` is the greedy token for position p from the row before it, computed this step with every
+    token before p as input, drafts included. In each span, drafts (tokens written last step, unverified)
+    are checked in order: one that equals its proposal is verified; the first that does not is replaced by
+    its proposal (verified: everything before it was) and every later draft goes back to a mask. With all
+    drafts verified, the first mask takes its proposal, and the next drafts are the tokens `lookup_draft`
+    copies from elsewhere in the canvas when it finds any (with `lookup`), else the masks after it that
+    are proposed with confidence >= threshold (never an end or stop token, never a span's last mask, never
+    while its lead is unfinished: `single`). Every token kept is therefore the one greedy left-to-right
+    decoding writes, whatever the drafts: they only set how many tokens a step can keep.
+    Returns the row's new ids and its drafts.
+    """
+    out = list(x)
+    new_drafts: set[int] = set()
+    for (start, end), stop in zip(spans, ends):
+        inside = [p for p in targets if start <= p < end]
+        broken = False
+        for p in (p for p in inside if p in drafts):
+            if broken:
+                out[p] = mask_id
+            elif proposed[p] != x[p]:
+                out[p] = proposed[p]
+                broken = True
+            elif x[p] in stop:
+                broken = True
+        masks = [p for p in inside if x[p] == mask_id]
+        if broken or not masks:
+            continue
+        out[masks[0]] = proposed[masks[0]]
+        if masks[0] in single or proposed[masks[0]] in stop:
+            continue
+        last_mask = max(p for p in range(start, end) if x[p] == mask_id)
+        room = [p for p in range(masks[0] + 1, last_mask)]
+        copied = lookup_draft(out, start, masks[0] + 1, len(room), mask_id) if lookup else []
+        if copied:
+            guesses = list(zip(room, copied))
+        else:
+            guesses = [(p, proposed[p]) for p in masks[1:] if p < last_mask and confidence[p] >= threshold]
+            guesses = [(p, t) for (p, t), q in zip(guesses, masks[1:]) if p == q]  # consecutive only
+        for p, token in guesses:
+            if token in stop or token == mask_id:
+                break
+            out[p] = token
+            new_drafts.add(p)
+    return out, new_drafts
+
+
+def lookup_draft(ids: list[int], span_start: int, upto: int, limit: int, mask_id: int,
+                 longest: int = 4, shortest: int = 2) -> list[int]:
+    """Draft tokens copied from elsewhere in the canvas (prompt-lookup decoding): the tokens that followed
+    the latest earlier occurrence of the span's last few written tokens (those in ids[span_start:upto],
+    preceded by the text before the span), at most `limit` of them, never a mask. Code repeats names
+    and patterns from its prefix and suffix; verification keeps only what the model would write anyway."""
+    written = ids[max(0, span_start - longest) : upto]
+    for n in range(min(longest, len(written)), shortest - 1, -1):
+        tail = written[-n:]
+        if mask_id in tail:
+            continue
+        for i in range(len(ids) - n - 1, -1, -1):
+            if i + n >= span_start and i < upto:
+                continue  # the tail itself (and anything inside the span)
+            if ids[i : i + n] == tail:
+                follow = []
+                for t in ids[i + n : i + n + limit]:
+                    if t == mask_id:
+                        break
+                    follow.append(t)
+                if follow:
+                    return follow
+    return []
+
+
 def end_run(
     span: list[int], before: list[int], proposed: list[int], end_ids: frozenset[int], stop_ids: frozenset[int],
     eos_id: int, mask_id: int, lead: int = 0,

@@ -146,3 +146,27 @@ def test_keystrokes_reuse_the_document_cache_exactly(anchored):
     cold = anchored.infill([InfillRequest(second)], params)[0]
     assert warm.canvas == cold.canvas
     assert warm.stats.positions < cold.stats.positions
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.5, 0.9])
+def test_verified_drafts_write_exactly_what_one_token_a_step_writes(anchored, threshold):
+    """Drafts (from mask rows or copied from the canvas) are kept only when the committed rows agree, so
+    greedy decoding with drafting equals decoding one token per span per step, with two spans and growth."""
+    sp, tok = anchored.special, anchored.tokenizer
+    request = InfillRequest(_multi_spot(anchored), max_grow=16)
+    one_a_step = anchored.infill([request], DenoiseParams.reference().with_(fill_after_eos=False))[0]
+    drafted = anchored.infill([request], DenoiseParams(threshold=threshold, fill_after_eos=False))[0]
+    assert drafted.canvas == one_a_step.canvas
+    repeated = [sp.bos_id] + tok.encode("x = values[0]\ny = values[1]\nz = values[") + [sp.mask_id] * 8 + [sp.eos_id]
+    assert anchored.infill([InfillRequest(repeated)], DenoiseParams(threshold=threshold))[0].canvas == \
+        anchored.infill([InfillRequest(repeated)], DenoiseParams.reference())[0].canvas
+
+
+def test_lookup_drafts_copy_what_followed_the_same_tokens_earlier():
+    from engine.policies import lookup_draft
+
+    mask = 99
+    ids = [1, 5, 6, 7, 8, 9, 2, 5, 6, mask, mask, mask, 3]
+    assert lookup_draft(ids, 7, 9, 3, mask) == [7, 8, 9]  # "5 6" was followed by "7 8 9"
+    assert lookup_draft(ids, 7, 9, 2, mask) == [7, 8]
+    assert lookup_draft([1, 2, 3, 4, mask, mask], 4, 4, 2, mask) == []  # nothing repeats
