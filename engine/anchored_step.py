@@ -21,8 +21,8 @@ import torch
 
 from engine.canvas_state import CanvasBatch, query_positions
 from engine.loader import LoadedModel
-from engine.models.anchored import AnchoredModel, GapAdapt, attention, layout
-from engine.models.layers import ForwardContext, LayerKV, apply_rotary, rotary_tables
+from engine.models.anchored import AnchoredContext, AnchoredModel, GapAdapt, RightView, attention, layout, right_view
+from engine.models.layers import LayerKV, apply_rotary, rotary_tables
 from engine.params import DenoiseParams
 from engine.prefix_cache import DocKV
 from engine.row_cache import RowCache
@@ -37,6 +37,8 @@ class AnchoredPredictor:
         n = batch.x.shape[0]
         self.kv = RowCache(len(self.model.model.layers), n, batch.x.shape[1], m.device)
         self.positions = torch.zeros(n, dtype=torch.long)  # positions run per row, all steps
+        self._view_key: object = None
+        self._view: RightView | None = None
         self._allocate(batch)
 
     def _allocate(self, batch: CanvasBatch) -> None:
@@ -126,9 +128,11 @@ class AnchoredPredictor:
         x = batch.x[group]
         query = query_positions(need[group])
         committed = gap[group] & ~masked[group]
-        allowed, right = attention(segments[group], query, committed)
+        view = self._right_view(batch, group, segments, positions)
+        allowed, right = attention(segments[group], query, committed, view)
         adapt = GapAdapt(self.model.adapter, gap[group].gather(1, query), allowed, right, self.params.adapter)
-        ctx = ForwardContext(self.kv.select(group), query_index=query, adapt=adapt)
+        ctx = AnchoredContext(self.kv.select(group), view, self.model.shape.rope_theta, query_index=query,
+                              adapt=adapt)
         slot = torch.full_like(x, -1)
         slot.scatter_(1, query, torch.arange(query.shape[1], device=query.device).expand_as(query))
         r = local[rows_m]
@@ -136,6 +140,15 @@ class AnchoredPredictor:
                             logits_at=(r, slot[r, pos_m - 1]))
         self.kv.update(group, ctx.layers, query, x)
         return logits
+
+    def _right_view(self, batch: CanvasBatch, group: torch.Tensor, segments: torch.Tensor,
+                    positions: torch.Tensor) -> RightView:
+        """`right_view` of the rows in `group`, kept until a span grows (it depends on the layout only)."""
+        key = (tuple(group.tolist()), tuple(tuple(map(tuple, batch.rows[b].spans)) for b in group.tolist()))
+        if self._view_key != key:
+            self._view = right_view(segments[group], positions[group], self.room)
+            self._view_key = key
+        return self._view
 
     def _open_spans(self, batch: CanvasBatch) -> torch.Tensor:
         """(B, L): positions of spans that still hold a mask."""

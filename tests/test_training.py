@@ -11,8 +11,7 @@ import pytest
 import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.models.anchored import GapAdapt, attention, layout
-from engine.models.layers import ForwardContext
+from engine.models.anchored import forward_canvas
 from engine.testing import write_tiny_gguf
 from training.gaps import Corpus, Gap, Window, sample_gaps
 from training.packed import build_rows, packed_logits
@@ -89,21 +88,14 @@ def test_packed_rows_equal_the_engine_forward_on_literal_canvases(engine):
     rows = build_rows(window, gaps, mask, eos, 2, 3, random.Random(1))
     with torch.no_grad():
         packed = packed_logits(model, window, gaps, rows, eos)
-    room = model.adapter.shape.gap_room
     for r in range(len(rows.ids)):
         gap = gaps[rows.gap[r]]
         middle = list(window[gap.a : gap.b])
         k = len(middle) if rows.block[r] == 0 else rows.block_k[r]
         canvas = list(window[: gap.a]) + middle[:k] + [mask] * (len(middle) - k) + list(gap.right) + [eos]
-        spans = [(gap.a, gap.b)]
-        ids = torch.tensor([canvas])
-        positions, segments = layout(len(canvas), spans, room)
-        committed = (ids != mask) & (segments[None] % 2 == 1)
-        allowed, right = attention(segments[None], torch.arange(len(canvas))[None], committed)
-        adapt = GapAdapt(model.adapter, segments[None] % 2 == 1, allowed, right)
         with torch.no_grad():
-            literal = model(ids, positions[None], None, ForwardContext([None] * len(model.model.layers), adapt=adapt))
-        assert torch.allclose(literal[0, gap.a + rows.offset[r]], packed[r], atol=1e-4), r
+            literal = forward_canvas(model, canvas, [(gap.a, gap.b)])
+        assert torch.allclose(literal[gap.a + rows.offset[r]], packed[r], atol=1e-4), r
 
 
 def test_training_runs_resumes_and_exports_a_model_the_engine_loads(corpus, tmp_path, monkeypatch):

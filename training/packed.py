@@ -5,7 +5,8 @@ never change: the prefix and the right context run through the frozen base, whic
 So an example runs in three parts:
 1. the window, causal, through the base without gradients: every gap's prefix K/V is a prefix of it;
 2. each gap's right context (+ end-of-text), causal over itself, through the base without gradients,
-   at positions 0.., then re-rotated to where the canvas puts it (`gap_room` after the gap's start);
+   at positions 0.., then re-rotated to where gap rows see it (`anchored.right_start`: ending `gap_room`
+   positions before the gap);
 3. with gradients, only the gap rows of all gaps at once: each gap's middle as committed rows
    (teacher forcing: row i predicts middle token i + 1, the last row end-of-text) and a few mask blocks
    (k committed rows, then masks at offsets k.. predicting the tokens after them), attending to a prefix
@@ -23,7 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from engine.models.anchored import AnchoredModel, GapAdapt
+from engine.models.anchored import AnchoredModel, GapAdapt, right_start
 from engine.models.layers import ForwardContext, LayerKV, apply_rotary, rotary_tables
 from training.gaps import Gap
 
@@ -117,7 +118,8 @@ def packed_logits(model: AnchoredModel, window: np.ndarray, gaps: list[Gap], row
         if id(gap.right) not in computed:
             ids = torch.tensor(np.append(gap.right, eos_id)[None], dtype=torch.long, device=device)
             computed[id(gap.right)] = causal_kv(model, ids, torch.arange(ids.shape[1], device=device)[None])
-        rights.append([shifted(layer, gap.a + room, model) for layer in computed[id(gap.right)]])
+        length = len(gap.right) + 1
+        rights.append([shifted(layer, right_start(gap.a, length, room), model) for layer in computed[id(gap.right)]])
     fixed = [LayerKV(torch.cat([prefix[i].k] + [r[i].k for r in rights], 2),
                      torch.cat([prefix[i].v] + [r[i].v for r in rights], 2)) for i in range(len(prefix))]
     allowed, right = row_masks(gaps, rows, w, [len(g.right) + 1 for g in gaps], device)

@@ -12,13 +12,15 @@ segments in order (F0 = 0, G1 = 1, F1 = 2, ...) and gives every position its RoP
   multi-spot figures for that).
 - A gap row (committed or mask) sees every fixed segment before its gap, its own gap's rows up to itself
   (causal: a committed token never sees a mask, and no mask sees a mask after it, so masks past the
-  lookahead window never need computing) and every fixed segment after its gap: the right context.
+  lookahead window never need computing) and every fixed segment after its gap: the right context,
+  through copies of its keys re-rotated to sit before the gap (`right_start`, `AnchoredContext`).
   Committed gap rows read the right context through a learned per-layer, per-head attention bias
   (`Adapter.right_bias`; minus infinity with the adapter off), mask rows read it plainly.
 - Gap rows (committed or mask) run through the gated LoRA; fixed text never does.
-Positions: fixed text and gaps take consecutive positions, except that the right context of a gap starts
+Positions: fixed text and gaps take consecutive positions, except that the fixed text after a gap starts
 `gap_room` positions after the gap's start (or right after the gap when it is longer), whatever the gap's
-mask count: the model learns where a span ends from the text, not from the distance to the suffix.
+mask count. Gap rows see that text as if it ended `gap_room` positions before the gap: where it sits
+does not depend on how many masks the gap has, so the model learns where a span ends from the text.
 
 Logits are shifted (the row at p predicts p + 1), so the first token of a gap comes from the last row of
 the text before it: with the adapter off, committing the first mask of each gap per step is exactly the
@@ -35,6 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from engine.models.layers import ForwardContext, apply_rotary, rotary_tables
 from engine.models.transformer import ModelShape, Transformer
 
 LOGITS_SHIFTED = True
@@ -144,6 +147,15 @@ class AnchoredModel(Transformer):
         return x
 
 
+def right_start(gap_start: int, right_length: int, room: int) -> int:
+    """Where gap rows see their right context begin: it ends `room` positions before the gap's first
+    position, as if it were text read earlier. A causal base has never attended to keys ahead of its
+    query, and RoPE makes such keys look like nothing it knows (opened at once, right context placed
+    after the gap costs 9 points of next-token accuracy; placed before it, under 1); text seen earlier
+    is what its attention heads copy names from."""
+    return gap_start - room - right_length
+
+
 def layout(length: int, spans: list[tuple[int, int]] | list[list[int]], gap_room: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(positions, segments), each (length,): segment 2i is fixed text Fi, 2i - 1 is gap Gi."""
     positions = torch.empty(length, dtype=torch.long)
@@ -162,18 +174,85 @@ def layout(length: int, spans: list[tuple[int, int]] | list[list[int]], gap_room
     return positions, segments
 
 
+@dataclass(frozen=True)
+class RightView:
+    """The keys gap rows read as right context, per row: copies of the keys at canvas positions `index`
+    (B, E) (-1: padding), re-rotated by `shift` (B, E) to where `right_start` puts them, each serving the
+    gap whose segment number is `gap` (B, E)."""
+
+    index: torch.Tensor
+    shift: torch.Tensor
+    gap: torch.Tensor
+
+
+def right_view(segments: torch.Tensor, positions: torch.Tensor, room: int) -> RightView:
+    rows: list[list[tuple[int, int, int]]] = []
+    for seg, pos in zip(segments.tolist(), positions.tolist()):
+        row = []
+        gaps = sorted({c for c in seg if c >= 0 and c % 2 == 1})
+        for g in gaps:
+            right = [i for i, c in enumerate(seg) if c > g and c % 2 == 0]
+            if not right:
+                continue
+            first_gap = seg.index(g)
+            start, span = pos[right[0]], pos[right[-1]] + 1 - pos[right[0]]
+            delta = right_start(pos[first_gap], span, room) - start
+            row.extend((i, delta, g) for i in right)
+        rows.append(row)
+    width = max((len(r) for r in rows), default=0)
+    out = torch.full((3, len(rows), width), -1, dtype=torch.long)
+    for b, row in enumerate(rows):
+        if row:
+            out[:, b, : len(row)] = torch.tensor(row, dtype=torch.long).T
+    device = segments.device
+    return RightView(out[0].to(device), out[1].to(device), out[2].to(device))
+
+
+class AnchoredContext(ForwardContext):
+    """A `ForwardContext` whose keys are followed by the right-context copies of `view` (`RightView`)."""
+
+    def __init__(self, layers, view: RightView, theta: float, **kwargs) -> None:
+        super().__init__(layers, **kwargs)
+        self.view = view
+        self.theta = theta
+
+    def keys(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        k, v = super().keys(layer, k, v)
+        if self.view.index.shape[1] == 0:
+            return k, v
+        index = self.view.index.clamp(min=0)[:, None, :, None].expand(-1, k.shape[1], -1, k.shape[3])
+        cos, sin = rotary_tables(self.view.shift, k.shape[3], self.theta, k.dtype)
+        extra_k = apply_rotary(k.gather(2, index), cos, sin)
+        return torch.cat([k, extra_k], 2), torch.cat([v, v.gather(2, index)], 2)
+
+
 def attention(segments: torch.Tensor, query: torch.Tensor, committed: torch.Tensor,
-              keys: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(allowed, right), each (B, 1, Q, S), for queries at canvas positions `query` (B, Q) over keys
-    0..S-1, from `segments` (B, S) (-1 on padding) and `committed` (B, S): gap positions holding a token.
-    `keys` (B, S) optionally gives the canvas index of each key slot (default: slot = index)."""
-    index = torch.arange(segments.shape[1], device=segments.device).expand_as(segments) if keys is None else keys
+              view: RightView) -> tuple[torch.Tensor, torch.Tensor]:
+    """(allowed, right), each (B, 1, Q, S + E), for queries at canvas positions `query` (B, Q) over the S
+    canvas keys then the E right-context copies of `view`, from `segments` (B, S) (-1 on padding) and
+    `committed` (B, S): gap positions holding a token. Fixed text is causal within its segment; a gap row
+    sees the fixed text before its gap, its own gap's rows up to itself, and (in the copies) the fixed
+    text after its gap, through the right bias when it is a committed row."""
+    index = torch.arange(segments.shape[1], device=segments.device).expand_as(segments)
     seg_q = segments.gather(1, query)[:, :, None]
     seg_k = segments[:, None, :]
-    idx_q, idx_k = query[:, :, None], index[:, None, :]
-    same_causal = (seg_k == seg_q) & (idx_k <= idx_q)
-    fixed_k = (seg_k >= 0) & (seg_k % 2 == 0)
     gap_q = seg_q % 2 == 1
-    allowed = same_causal | (gap_q & fixed_k)
-    right = gap_q & fixed_k & (seg_k > seg_q) & committed.gather(1, query)[:, :, None]
+    own = (seg_k == seg_q) & (index[:, None, :] <= query[:, :, None])
+    left = gap_q & (seg_k >= 0) & (seg_k % 2 == 0) & (seg_k < seg_q)
+    copies = gap_q & (view.gap[:, None, :] == seg_q) & (view.index[:, None, :] >= 0)
+    allowed = torch.cat([own | left, copies], 2)
+    right = torch.cat([torch.zeros_like(own), copies & committed.gather(1, query)[:, :, None]], 2)
     return allowed[:, None], right[:, None]
+
+
+def forward_canvas(model: AnchoredModel, ids: list[int], spans: list[tuple[int, int]]) -> torch.Tensor:
+    """Logits (L, V) of every position of one canvas, computed from scratch (tests' reference)."""
+    x = torch.tensor([ids])
+    positions, segments = layout(len(ids), spans, model.adapter.shape.gap_room)
+    positions, segments = positions[None], segments[None]
+    gap = (segments % 2 == 1)
+    view = right_view(segments, positions, model.adapter.shape.gap_room)
+    allowed, right = attention(segments, torch.arange(len(ids))[None], gap & (x != model.mask_id), view)
+    ctx = AnchoredContext([None] * len(model.model.layers), view, model.shape.rope_theta,
+                          adapt=GapAdapt(model.adapter, gap, allowed, right))
+    return model(x, positions, None, ctx)[0]
