@@ -18,7 +18,7 @@ import time
 
 from bench.workload import _body_line_starts, package_versions, source_files
 from engine import DenoiseParams, Engine, InfillRequest
-from infill.canvas import build_canvas, encode
+from infill.canvas import canvas_for, encode
 from infill.spots import Spot
 
 KS = (1, 2, 4, 8)
@@ -69,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         forwards_one = forwards_sep = same = total = 0
         for text in texts:
             spots = spots_in(text, engine.tokenizer, k, budget)
-            joint = list(build_canvas(text, spots, engine.tokenizer, engine.special, budget).ids)
-            alone = [list(build_canvas(text, [s], engine.tokenizer, engine.special, budget).ids) for s in spots]
+            joint = list(canvas_for(engine, text, spots, budget).ids)
+            alone = [list(canvas_for(engine, text, [s], budget).ids) for s in spots]
             engine.infill([InfillRequest(joint)], params)  # warm-up
             started = time.perf_counter()
             r = engine.infill([InfillRequest(joint)], params)[0]

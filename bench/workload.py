@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infill.canvas import build_canvas, encode
+from infill.canvas import canvas_for, encode
 from infill.spots import Spot
 
 SOURCE_PACKAGES = ("pygls", "lsprotocol", "transformers.generation")
@@ -56,7 +56,7 @@ def _body_line_starts(text: str) -> list[int]:
 
 def cases(engine: Any, span_tokens: int, count: int, context: int | None = None, lines: int | None = None) -> list[Case]:
     """`count` cases whose spans hold about `span_tokens` tokens (or exactly `lines` whole lines)."""
-    tok, special = engine.tokenizer, engine.special
+    tok = engine.tokenizer
     budget = min(context or engine.max_length, engine.max_length)
     out: list[Case] = []
     for path in source_files():
@@ -75,9 +75,7 @@ def cases(engine: Any, span_tokens: int, count: int, context: int | None = None,
             if lines is None and not span_tokens * 0.8 <= len(truth) <= span_tokens * 1.25:
                 continue
             spot = Spot(start, end, len(truth), "line" if n_lines == 1 else "block")
-            heal = bool(getattr(engine, "left_to_right", False))
-            canvas = build_canvas(text, [spot], tok, special, budget, heal=heal,
-                                  max_right=engine.max_right if heal else None)
+            canvas = canvas_for(engine, text, [spot], budget)
             out.append(Case(str(path), text, spot, truth, list(canvas.ids)))
             break
         if len(out) >= count:

@@ -141,6 +141,16 @@ def build_canvas(
     return canvas
 
 
+def canvas_for(engine: Any, text: str, spots: Sequence[Spot], max_length: int | None = None, *,
+               header: str = "", reserve: int = 0) -> Canvas:
+    """`build_canvas` with what the engine needs: its tokenizer, ids and context, and for an engine that
+    writes left to right, healed token boundaries and its right-context limit."""
+    heal = bool(getattr(engine, "left_to_right", False))
+    return build_canvas(text, spots, engine.tokenizer, engine.special, max_length or engine.max_length,
+                        header=header, reserve=reserve, heal=heal,
+                        max_right=getattr(engine, "max_right", None) if heal else None)
+
+
 def _right_end(text: str, after: int, tokenizer: Any, max_right: int | None) -> int:
     """The end of the whole lines after offset `after` that fit in `max_right` tokens (the text's end
     when there is no limit)."""

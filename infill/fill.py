@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from infill.canvas import Canvas, ContextOverflow, build_canvas, check_spots, instruction_header, line_break_ids
+from infill.canvas import Canvas, ContextOverflow, canvas_for, check_spots, instruction_header, line_break_ids
 from infill.languages import LanguageSpec, get_language
 from infill.leads import TextLead
 from infill.postprocess import (
@@ -104,19 +104,7 @@ class _Document:
     def _build(self, spots: list[Spot], header: str, reserve: int) -> Canvas:
         """The canvas, with `reserve` tokens of the context kept free for span growth (distant
         context lines give way to growth room)."""
-        engine = self.engine
-        heal = bool(getattr(engine, "left_to_right", False))
-        return build_canvas(
-            self.job.text,
-            spots,
-            engine.tokenizer,
-            engine.special,
-            engine.max_length,
-            header=header,
-            reserve=reserve,
-            heal=heal,
-            max_right=getattr(engine, "max_right", None) if heal else None,
-        )
+        return canvas_for(self.engine, self.job.text, spots, header=header, reserve=reserve)
 
     def _span_stops(self) -> tuple[frozenset[int], ...]:
         """A one-line insertion keeps only its first line (`shape_text`), so a line break ends it."""
