@@ -147,7 +147,7 @@ class Denoiser:
             tokens, score = propose(logits_m, params.alg, params.temperature, params.top_p, gen, precision)
             where = targets.nonzero(as_tuple=True)
             if speculative:
-                new_x = self._speculate(batch, targets, tokens, score, params)
+                new_x = self._speculate(batch, targets, tokens, score, params, block - 1)
             else:
                 commit = self._select(batch, candidates, score, params, initial, row_step, row_steps)
                 new_x = batch.x.clone()
@@ -197,7 +197,7 @@ class Denoiser:
         return select_top_k(full_score, k)
 
     def _speculate(self, batch: CanvasBatch, targets: torch.Tensor, tokens: torch.Tensor, score: torch.Tensor,
-                   params: DenoiseParams) -> torch.Tensor:
+                   params: DenoiseParams, most: int) -> torch.Tensor:
         """Verified drafting (`policies.speculate`) for every row; updates `batch.drafts`."""
         assert batch.drafts is not None
         threshold = params.threshold if params.rule == "threshold" and params.adapter else float("inf")
@@ -217,7 +217,7 @@ class Denoiser:
                 batch.x[b].tolist(), row.spans, positions, set(batch.drafts[b].nonzero().flatten().tolist()),
                 {cols[j]: proposed[j] for j in picked}, {cols[j]: conf[j] for j in picked}, threshold,
                 batch.mask_id, [end_ids | row.stops_of(i) for i in range(len(row.spans))],
-                set(single[b].nonzero().flatten().tolist()))
+                set(single[b].nonzero().flatten().tolist()), most=most)
             new_x[b] = torch.tensor(out, dtype=new_x.dtype, device=new_x.device)
             if kept:
                 drafts[b, sorted(kept)] = True

@@ -145,7 +145,7 @@ def select_leading_run(
 def speculate(
     x: list[int], spans: list[list[int]], targets: list[int], drafts: set[int], proposed: dict[int, int],
     confidence: dict[int, float], threshold: float, mask_id: int, ends: list[frozenset[int]], single: set[int],
-    lookup: bool = True,
+    lookup: bool = True, most: int = 8,
 ) -> tuple[list[int], set[int]]:
     """One row's step of verified drafting (self-speculative decoding), for left-to-right families.
 
@@ -156,8 +156,8 @@ def speculate(
     drafts verified, the first mask takes its proposal, and the next drafts are the tokens `lookup_draft`
     copies from elsewhere in the canvas when it finds any (with `lookup`), else the masks after it that
     are proposed with confidence >= threshold (never an end or stop token, never a span's last mask, never
-    while its lead is unfinished: `single`). Every token kept is therefore the one greedy left-to-right
-    decoding writes, whatever the drafts: they only set how many tokens a step can keep.
+    while its lead is unfinished: `single`; at most `most`). Every token kept is therefore the one greedy
+    left-to-right decoding writes, whatever the drafts: they only set how many tokens a step can keep.
     Returns the row's new ids and its drafts.
     """
     out = list(x)
@@ -180,12 +180,12 @@ def speculate(
         if masks[0] in single or proposed[masks[0]] in stop:
             continue
         last_mask = max(p for p in range(start, end) if x[p] == mask_id)
-        room = [p for p in range(masks[0] + 1, last_mask)]
+        room = list(range(masks[0] + 1, last_mask))[:most]
         copied = lookup_draft(out, start, masks[0] + 1, len(room), mask_id) if lookup else []
         if copied:
             guesses = list(zip(room, copied))
         else:
-            guesses = [(p, proposed[p]) for p in masks[1:] if p < last_mask and confidence[p] >= threshold]
+            guesses = [(p, proposed[p]) for p in masks[1 : most + 1] if p < last_mask and confidence[p] >= threshold]
             guesses = [(p, t) for (p, t), q in zip(guesses, masks[1:]) if p == q]  # consecutive only
         for p, token in guesses:
             if token in stop or token == mask_id:
