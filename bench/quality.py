@@ -137,7 +137,7 @@ def canonical_completer(task: InfillTask, tally: RowTally) -> Filled:
     return Filled(task.prefix + task.middle + task.suffix, task.middle)
 
 
-def model_completer(engine: Any, params: Any, length: str) -> Completer:
+def model_completer(engine: Any, params: Any, length: str, heal: bool = True) -> Completer:
     """dcomplete through the infill API only: a spot, `fill`, and the first edit applied to the document.
 
     Own length: the document is `prefix + "\n" + suffix` with the cursor at `len(prefix)`, i.e. on an empty
@@ -152,7 +152,7 @@ def model_completer(engine: Any, params: Any, length: str) -> Completer:
     from infill import FillOptions, Spot, fill, plan_completion
     from infill.canvas import ContextOverflow
 
-    options = FillOptions() if length == "own" else FillOptions(max_grow=0)
+    options = FillOptions(heal=heal) if length == "own" else FillOptions(max_grow=0, heal=heal)
 
     def complete(task: InfillTask, tally: RowTally) -> Filled:
         if length == "own":
@@ -372,6 +372,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="subset sample and sampler seed")
     parser.add_argument("--eos-penalty", type=float, default=0.0,
                         help="subtracted from end-of-text logits (for a model that leaves gaps empty)")
+    parser.add_argument("--no-heal", action="store_true",
+                        help="gaps at the raw cursor for a left-to-right engine (what healed boundaries are worth)")
     parser.add_argument("--canonical", action="store_true",
                         help="add a row of the canonical middles; it must score 100 (checks the harness)")
     parser.add_argument("--workers", type=int, default=None, help="parallel sandboxed test runs")
@@ -412,8 +414,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for sampler in args.sampler.split(","):
             params = sampler_params(sampler, args.seed, eos_penalty=args.eos_penalty)
             for length in ("own", "oracle") if args.length == "both" else (args.length,):
-                name = f"dcomplete/{sampler}/{length}"
-                rows[name] = evaluate_row(name, model_completer(engine, params, length), suite, args.workers)
+                name = f"dcomplete/{sampler}/{length}" + ("/no-heal" if args.no_heal else "")
+                rows[name] = evaluate_row(name, model_completer(engine, params, length, not args.no_heal),
+                                          suite, args.workers)
     print(format_table(rows, suite.sizes))
     report = summary(rows, args, suite)
     if args.plot and engine is None:

@@ -142,13 +142,13 @@ def build_canvas(
 
 
 def canvas_for(engine: Any, text: str, spots: Sequence[Spot], max_length: int | None = None, *,
-               header: str = "", reserve: int = 0) -> Canvas:
+               header: str = "", reserve: int = 0, heal: bool = True) -> Canvas:
     """`build_canvas` with what the engine needs: its tokenizer, ids and context, and for an engine that
-    writes left to right, healed token boundaries and its right-context limit."""
-    heal = bool(getattr(engine, "left_to_right", False))
+    writes left to right, healed token boundaries (unless `heal` is False) and its right-context limit."""
+    left_to_right = bool(getattr(engine, "left_to_right", False))
     return build_canvas(text, spots, engine.tokenizer, engine.special, max_length or engine.max_length,
-                        header=header, reserve=reserve, heal=heal,
-                        max_right=getattr(engine, "max_right", None) if heal else None)
+                        header=header, reserve=reserve, heal=heal and left_to_right,
+                        max_right=getattr(engine, "max_right", None) if left_to_right else None)
 
 
 def _right_end(text: str, after: int, tokenizer: Any, max_right: int | None) -> int:

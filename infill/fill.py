@@ -38,12 +38,15 @@ GROW_PER_SPOT = {"line": 8, "block": 32}
 class FillOptions:
     """retries: re-mask rounds after a result that adds parse errors; keep_invalid: keep the best
     result even when it still adds errors; max_grow: tokens the engine may add to a document's spans
-    (None: GROW_PER_SPOT per spot); instruction: a comment block put at the top of the context."""
+    (None: GROW_PER_SPOT per spot); instruction: a comment block put at the top of the context;
+    heal: False keeps gaps at the raw cursor for an engine that writes left to right (to measure what
+    healed token boundaries are worth; `infill.leads`)."""
 
     retries: int = 2
     keep_invalid: bool = False
     max_grow: int | None = None
     instruction: str | None = None
+    heal: bool = True
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ class _Document:
     def _build(self, spots: list[Spot], header: str, reserve: int) -> Canvas:
         """The canvas, with `reserve` tokens of the context kept free for span growth (distant
         context lines give way to growth room)."""
-        return canvas_for(self.engine, self.job.text, spots, header=header, reserve=reserve)
+        return canvas_for(self.engine, self.job.text, spots, header=header, reserve=reserve, heal=self.options.heal)
 
     def _span_stops(self) -> tuple[frozenset[int], ...]:
         """A one-line insertion keeps only its first line (`shape_text`), so a line break ends it."""
@@ -115,7 +118,7 @@ class _Document:
         )
 
     def _span_leads(self) -> tuple[TextLead | None, ...]:
-        if not getattr(self.engine, "left_to_right", False):
+        if not getattr(self.engine, "left_to_right", False) or not self.options.heal:
             return ()
         return tuple(TextLead(slot.lead, self.engine.tokenizer) if slot.lead else None for slot in self.canvas.slots)
 

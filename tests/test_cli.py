@@ -5,6 +5,7 @@ The model is a tiny random checkpoint (its text is noise that never parses, henc
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import pty
@@ -105,6 +106,19 @@ def test_bundled_default_model_serves_the_cli(workdir: Path) -> None:
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
     assert result["stats"]["forward_passes"] > 0 and len(result["canvas_ids"]) > 10
+
+
+@pytest.mark.slow
+def test_bundled_model_fills_the_readme_holes_with_code_that_parses(tmp_path: Path) -> None:
+    """What the README shows: `dcomplete refactor tests/fixtures/holes.py --holes` replaces both holes,
+    in one patch, and the file still parses."""
+    source = (ROOT / "tests" / "fixtures" / "holes.py").read_text()
+    (tmp_path / "holes.py").write_text(source)
+    run = dcomplete("refactor", "holes.py", "--holes", "--write", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    filled = (tmp_path / "holes.py").read_text()
+    assert "<|hole" not in filled and filled != source
+    ast.parse(filled)
 
 
 @pytest.mark.slow
