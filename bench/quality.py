@@ -295,6 +295,7 @@ def summary(rows: dict[str, dict], args: argparse.Namespace, suite: Suite) -> di
         "model": args.model,
         "seed": args.seed,
         "eos_penalty": args.eos_penalty,
+        "dtype": args.dtype,
         "n": suite.sizes,
         "subset": "seeded sample (random.Random(seed)) in dataset order; multi-line capped at "
                   f"{DEFAULT_MULTI_SUBSET} unless --limit",
@@ -372,6 +373,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="subset sample and sampler seed")
     parser.add_argument("--eos-penalty", type=float, default=0.0,
                         help="subtracted from end-of-text logits (for a model that leaves gaps empty)")
+    parser.add_argument("--dtype", default=None, help="float32, bfloat16, int8 (CPU: int8 linear weights)")
     parser.add_argument("--no-heal", action="store_true",
                         help="gaps at the raw cursor for a left-to-right engine (what healed boundaries are worth)")
     parser.add_argument("--canonical", action="store_true",
@@ -407,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from engine import Engine, ModelLoadError
 
         try:
-            engine = Engine.load(args.model)
+            engine = Engine.load(args.model, dtype=args.dtype)
         except (ModelLoadError, OSError) as error:
             print(f"bench.quality: cannot load model {args.model!r}: {error}", file=sys.stderr)
             return 2
