@@ -101,7 +101,10 @@ def shape_text(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> Shaped:
         return Shaped(body, raw, begin)
     replaced = text[spot.start : spot.end]
     at_line_start = spot.start == 0 or text[spot.start - 1] == "\n"
-    body = _below_indent(_cut_repetition(body), _min_indent(replaced)) if at_line_start else _cut_repetition(body)
+    before = text[text.rfind("\n", 0, spot.start) + 1 : spot.start]
+    body = _cut_repetition(body)
+    if not before.strip():  # whole lines, or a hole marker after its indentation
+        body = _below_indent(body, _min_indent(before + replaced))
     body = match_indentation(body.rstrip(), indent_unit(text), not at_line_start)
     if body:
         body += replaced[len(replaced.rstrip("\r\n")) :]

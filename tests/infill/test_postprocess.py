@@ -42,6 +42,13 @@ def test_block_completion_stops_where_the_indentation_leaves_the_body() -> None:
     assert shaped.text == "\n    y = x * 2\n    return y"
 
 
+def test_a_hole_marker_fill_stops_where_the_indentation_leaves_its_block() -> None:
+    text = "def f(text):\n    # <|hole|>\n"
+    slot = Slot(Spot(17, 27, 16, "block"), 0, 16)
+    raw = "return text[::-1]\n\n# Test the function\nprint(f('ab'))"
+    assert shape_text(raw, slot, text, PYTHON).text == "return text[::-1]"
+
+
 def test_regenerated_lines_end_with_the_line_breaks_they_replace() -> None:
     text = "a = 1\nb = 2\n"
     slot = Slot(Spot(6, 12, 8, "line"), 0, 8)
