@@ -123,6 +123,8 @@ class Denoiser:
         if params.cache == "fixed" and warm is not None and n == 1:
             predictor.warm(warm, batch)
         block = params.block or self.m.family.lookahead
+        if self.left_to_right and (params.rule == "reference" or not params.adapter):
+            block = 1  # one token a step: no mask row is read
         speculative = self.left_to_right and params.verify and params.temperature == 0
         if speculative:
             batch.drafts = torch.zeros_like(batch.masked)

@@ -101,6 +101,7 @@ class GapAdapt:
                  enabled: bool = True) -> None:
         self.adapter = adapter
         self.rows = gap.flatten().nonzero().flatten() if enabled else gap.new_zeros(0, dtype=torch.long)
+        self.every_row = enabled and self.rows.numel() == gap.numel()  # a decode step: no rows to pick
         self.enabled = enabled
         dtype = adapter.mask_embed.dtype
         if right is not None and not enabled:
@@ -112,6 +113,8 @@ class GapAdapt:
         if self.rows.numel() == 0:
             return y
         lora = self.adapter.layers[layer][name]
+        if self.every_row:
+            return y + (F.linear(F.linear(x, lora.A), lora.B) * self.adapter.shape.scale).to(y.dtype)
         picked = x.reshape(-1, x.shape[-1]).index_select(0, self.rows)
         delta = F.linear(F.linear(picked, lora.A), lora.B) * self.adapter.shape.scale
         return y.reshape(-1, y.shape[-1]).index_add(0, self.rows, delta.to(y.dtype)).view_as(y)
