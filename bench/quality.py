@@ -25,71 +25,20 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import os
 import sys
-import tempfile
 import time
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from bench.baselines import BASELINES
 from bench.datasets import DataError, InfillTask, fixed_subset, load_humaneval, load_santacoder_py
 from bench.humaneval_exec import check_program, isolation_wrapper, run_programs
+from bench.knob_plot import PLOT_THRESHOLDS, write_knob_plot
+from bench.tally import Cost, Filled, RowTally
 
 DEFAULT_ROW = "dcomplete/fast/own"
 SAMPLERS = ("fast", "reference", "ar")
 DEFAULT_MULTI_SUBSET = 1000
-PLOT_THRESHOLDS = (0.5, 0.7, 0.8, 0.9, 0.95, 1.0)
-
-
-@dataclass(frozen=True)
-class Filled:
-    """A task's document after the completion is applied, and the text that was inserted."""
-
-    document: str
-    completion: str
-
-
-@dataclass
-class Cost:
-    """Model cost of one benchmark's fills. `written` counts the tokens of the edits as applied (what the
-    user gets, after post-processing), `new_tokens` every non-end token the engine generated."""
-
-    new_tokens: int = 0
-    written: int = 0
-    forward_passes: int = 0
-    seconds: float = 0.0
-    fills: int = 0
-
-    def report(self) -> dict:
-        return {
-            "new_tokens": self.new_tokens,
-            "written_tokens": self.written,
-            "forward_passes": self.forward_passes,
-            "model_seconds": round(self.seconds, 3),
-            "tokens_per_second": round(self.new_tokens / self.seconds, 2) if self.seconds else None,
-            "written_per_second": round(self.written / self.seconds, 2) if self.seconds else None,
-            "tokens_per_forward": round(self.new_tokens / max(1, self.forward_passes), 3),
-            "written_per_forward": round(self.written / max(1, self.forward_passes), 3),
-            "seconds_per_fill": round(self.seconds / max(1, self.fills), 4),
-        }
-
-
-@dataclass
-class RowTally:
-    """Per-row accumulators: model cost per benchmark and the filled tasks per benchmark."""
-
-    no_spot: int = 0
-    no_edit: int = 0
-    notes: Counter[str] = field(default_factory=Counter)
-    filled: dict[str, list[Filled]] = field(default_factory=dict)
-    cost: dict[str, Cost] = field(default_factory=dict)
-    current: str = ""
-
-    @property
-    def now(self) -> Cost:
-        return self.cost.setdefault(self.current, Cost())
 
 
 Completer = Callable[[InfillTask, RowTally], Filled]
@@ -319,39 +268,6 @@ def sweep_and_plot(engine: Any, suite: Suite, png: str, seed: int, workers: int 
                        "seconds_per_fill": row.get("seconds_per_fill")})
     write_knob_plot(points, len(suite.single), png)
     return points
-
-
-def write_knob_plot(points: Sequence[dict], n_single: int, png: str) -> None:
-    """Plot pass@1 (left axis) and tokens/s (right axis) against the threshold; the PNG is written to a
-    temporary file in the same folder and renamed into place, so a failed run leaves no partial file."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    thresholds = [p["threshold"] for p in points]
-    figure, quality_axis = pyplot.subplots(figsize=(6, 4))
-    pass_percent = [100 * (p["pass_at_1_single"] or 0) for p in points]
-    quality_axis.plot(thresholds, pass_percent, "o-", color="tab:blue")
-    quality_axis.set_ylim(0, 100)
-    quality_axis.set_xlabel("confidence threshold (fast sampler)")
-    quality_axis.set_ylabel(f"HumanEval-infilling single-line pass@1 % (n={n_single})", color="tab:blue")
-    speed_axis = quality_axis.twinx()
-    speed_axis.plot(thresholds, [p["tokens_per_second"] or 0 for p in points], "s--", color="tab:orange")
-    speed_axis.set_ylim(bottom=0)
-    speed_axis.set_ylabel("generated tokens / s", color="tab:orange")
-    quality_axis.set_title("dcomplete: quality/speed knob")
-    figure.tight_layout()
-    handle, temporary = tempfile.mkstemp(suffix=".png", dir=os.path.dirname(os.path.abspath(png)))
-    os.close(handle)
-    try:
-        figure.savefig(temporary, dpi=120)
-        os.replace(temporary, png)
-    finally:
-        pyplot.close(figure)
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    _progress(f"plot written: {png}")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

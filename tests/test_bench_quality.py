@@ -195,7 +195,7 @@ def test_model_rows_go_through_the_infill_api_on_a_tiny_checkpoint(tiny_dream: P
 
 
 def test_knob_plot_is_written_atomically(tmp_path: Path) -> None:
-    from bench.quality import PLOT_THRESHOLDS, write_knob_plot
+    from bench.knob_plot import PLOT_THRESHOLDS, write_knob_plot
 
     points = [{"threshold": t, "pass_at_1_single": t / 2, "tokens_per_second": 10 * t}
               for t in PLOT_THRESHOLDS]
