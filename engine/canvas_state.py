@@ -22,6 +22,16 @@ class Lead(Protocol):
         ...
 
 
+class SpanEnd(Protocol):
+    """When a span written left to right is complete by what its text says (built by infill from its
+    post-processing: a line that leaves the block, a loop, the text after the gap written again), so the
+    engine stops writing text that would be cut anyway; the engine only sees ids."""
+
+    def reached(self, written: Sequence[int]) -> bool:
+        """Whether the span's first tokens, `written`, already hold all of it that will be kept."""
+        ...
+
+
 @dataclass
 class RowSpans:
     spans: list[list[int]]  # [start, end) per span, in canvas positions
@@ -29,12 +39,17 @@ class RowSpans:
     max_grow: int = 0
     stops: tuple[frozenset[int], ...] = ()  # per span, tokens that end it like an end token
     leads: tuple[Lead | None, ...] = ()  # per span, text it must start with
+    ends: tuple[SpanEnd | None, ...] = ()  # per span, when its text is complete
+    finished: set[int] = field(default_factory=set)  # spans ended by their SpanEnd: never grown
 
     def stops_of(self, span: int) -> frozenset[int]:
         return self.stops[span] if span < len(self.stops) else frozenset()
 
     def lead_of(self, span: int) -> Lead | None:
         return self.leads[span] if span < len(self.leads) else None
+
+    def end_of(self, span: int) -> SpanEnd | None:
+        return self.ends[span] if span < len(self.ends) else None
 
 
 def find_spans(ids: list[int], mask_id: int) -> list[list[int]]:
@@ -73,7 +88,8 @@ class CanvasBatch:
     @classmethod
     def build(cls, canvases: list[list[int]], max_grow: list[int], mask_id: int, pad_id: int, device,
               stops: list[tuple[frozenset[int], ...]] | None = None,
-              leads: list[tuple[Lead | None, ...]] | None = None) -> CanvasBatch:
+              leads: list[tuple[Lead | None, ...]] | None = None,
+              ends: list[tuple[SpanEnd | None, ...]] | None = None) -> CanvasBatch:
         lengths = [len(c) for c in canvases]
         width = max(lengths)
         x = torch.full((len(canvases), width), pad_id, dtype=torch.long)
@@ -83,8 +99,9 @@ class CanvasBatch:
             real[b, : len(ids)] = True
         stops = stops or [()] * len(canvases)
         leads = leads or [()] * len(canvases)
-        rows = [RowSpans(find_spans(ids, mask_id), 0, g, s, ld)
-                for ids, g, s, ld in zip(canvases, max_grow, stops, leads)]
+        ends = ends or [()] * len(canvases)
+        rows = [RowSpans(find_spans(ids, mask_id), 0, g, s, ld, e)
+                for ids, g, s, ld, e in zip(canvases, max_grow, stops, leads, ends)]
         return cls(x.to(device), real.to(device), rows, mask_id, pad_id, lengths)
 
     @property

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.anchored_step import AnchoredPredictor
-from engine.canvas_state import CanvasBatch, Lead
+from engine.canvas_state import CanvasBatch, Lead, SpanEnd
 from engine.full_attention import FullAttentionPredictor
 from engine.loader import LoadedModel
 from engine.models.layers import fused_kernels_only
@@ -67,13 +67,17 @@ class InfillRequest:
     `span_leads[i]`: text span i must start with, as a token constraint (`canvas_state.Lead`): the text
     infill took off the end of the prefix so that the gap starts at a token boundary the tokenizer
     produces. While it is unfinished the span's first mask is its only candidate, and stop tokens count
-    only after it."""
+    only after it.
+
+    `span_ends[i]`: for a left-to-right family, when span i's text is complete (`canvas_state.SpanEnd`):
+    its masks then become end tokens, as after an end token."""
 
     canvas: list[int]
     doc_id: str | None = None
     max_grow: int = 0
     span_stops: tuple[frozenset[int], ...] = ()
     span_leads: tuple[Lead | None, ...] = ()
+    span_ends: tuple[SpanEnd | None, ...] = ()
 
 
 @dataclass
@@ -109,7 +113,7 @@ class Denoiser:
         sp = self.m.special
         batch = CanvasBatch.build([list(r.canvas) for r in requests], [r.max_grow for r in requests],
                                   sp.mask_id, sp.pad_id, self.m.device, [r.span_stops for r in requests],
-                                  [r.span_leads for r in requests])
+                                  [r.span_leads for r in requests], [r.span_ends for r in requests])
         n = len(requests)
         started = time.perf_counter()
         gen = torch.Generator(device=self.m.device).manual_seed(params.seed)
@@ -159,6 +163,8 @@ class Denoiser:
                 if not speculative:
                     proposed[where] = tokens
                 self._fill_after_eos(batch, new_x, proposed)
+            if self.left_to_right:
+                self._end_spans(batch, new_x)
             spans_before = [self._open_spans(batch, b) for b in range(n)]
             changed = new_x != batch.x
             batch.x = new_x
@@ -236,6 +242,26 @@ class Denoiser:
                 if filled != seg:
                     new_x[b, start:end] = torch.tensor(filled, dtype=new_x.dtype, device=new_x.device)
 
+    def _end_spans(self, batch: CanvasBatch, new_x: torch.Tensor) -> None:
+        """Close each span whose written text its SpanEnd calls complete: its masks and unverified drafts
+        become end tokens."""
+        end_ids = self.m.special.end_ids
+        for b, row in enumerate(batch.rows):
+            for i, (start, end) in enumerate(row.spans):
+                policy = row.end_of(i)
+                if policy is None or i in row.finished:
+                    continue
+                seg = new_x[b, start:end].tolist()
+                drafted = [False] * len(seg) if batch.drafts is None else batch.drafts[b, start:end].tolist()
+                written = next((j for j, t in enumerate(seg) if t == batch.mask_id or drafted[j]), len(seg))
+                if any(t in end_ids for t in seg[:written]) or not policy.reached(seg[:written]):
+                    continue
+                row.finished.add(i)
+                if written < len(seg):
+                    new_x[b, start + written : end] = self.m.special.eos_id
+                    if batch.drafts is not None:
+                        batch.drafts[b, start + written : end] = False
+
     # -- spans ----------------------------------------------------------------------------------
 
     def _open_spans(self, batch: CanvasBatch, b: int) -> list[bool]:
@@ -248,7 +274,9 @@ class Denoiser:
             for i in range(len(row.spans) - 1, -1, -1):
                 start, end = row.spans[i]
                 ends = self.m.special.end_ids | row.stops_of(i)
-                if not spans_before[b][i] or bool((batch.x[b, start:end] == batch.mask_id).any()):
+                if not spans_before[b][i] or i in row.finished:
+                    continue
+                if bool((batch.x[b, start:end] == batch.mask_id).any()):
                     continue
                 budget = row.max_grow - row.grown
                 seg = batch.x[b, start:end].tolist()

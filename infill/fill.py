@@ -26,6 +26,7 @@ from infill.postprocess import (
     trim_suffix_echo,
 )
 from infill.repair import Baseline, ParseCheck, baseline, check_filled, remask_range
+from infill.span_end import TextEnd
 from infill.spots import Edit, Spot
 
 if TYPE_CHECKING:
@@ -122,11 +123,16 @@ class _Document:
             return ()
         return tuple(TextLead(slot.lead, self.engine.tokenizer) if slot.lead else None for slot in self.canvas.slots)
 
+    def _span_ends(self) -> tuple[TextEnd, ...]:
+        if not getattr(self.engine, "left_to_right", False):
+            return ()
+        return tuple(TextEnd(slot, self.job.text, self.spec, self.engine.tokenizer) for slot in self.canvas.slots)
+
     def first_request(self) -> InfillRequest:
         from engine import InfillRequest
 
         return InfillRequest(list(self.canvas.ids), self.job.doc_id, self.max_grow, self._span_stops(),
-                             self._span_leads())
+                             self._span_leads(), self._span_ends())
 
     def absorb(self, result: InfillResult) -> None:
         self.stats = self.stats.add(result.stats)
@@ -180,7 +186,7 @@ class _Document:
             canvas[start + lo : start + hi] = [self.engine.special.mask_id] * (hi - lo)
         from engine import InfillRequest
 
-        return InfillRequest(canvas, self.job.doc_id, 0, self._span_stops(), self._span_leads())
+        return InfillRequest(canvas, self.job.doc_id, 0, self._span_stops(), self._span_leads(), self._span_ends())
 
     def result(self) -> FillResult:
         canvas_ids = list(self.canvas.ids)

@@ -169,17 +169,24 @@ def trim_suffix_echo(new_text: str, suffix: str) -> str:
     or the first two when that line is short enough to be common, e.g. `return x`, unless the result
     ends after the first)."""
     result_lines = new_text.split("\n")
-    following = [line.strip() for line in suffix.split("\n") if line.strip()]
-    if not following:
+    target = echo_target(suffix)
+    if not target:
         return new_text
-    need = 1 if len(following[0]) >= 24 or len(following) == 1 else 2
-    target = following[:need]
+    need = len(target)
     for start in range(len(result_lines)):
         rest = [line.strip() for line in result_lines[start:] if line.strip()]
         # the whole target, or all that is left of the result when it stops part-way through the target
         if rest and result_lines[start].strip() and rest[:need] == target[: len(rest[:need])]:
             return "\n".join(result_lines[:start]).rstrip()
     return new_text
+
+
+def echo_target(suffix: str) -> list[str]:
+    """The stripped lines whose repetition counts as writing into the text after a spot (trim_suffix_echo)."""
+    following = [line.strip() for line in suffix.split("\n") if line.strip()]
+    if not following:
+        return []
+    return following[: 1 if len(following[0]) >= 24 or len(following) == 1 else 2]
 
 
 def balance_brackets(text: str, start: int, end: int, new_text: str, spec: LanguageSpec) -> str:

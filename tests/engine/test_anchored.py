@@ -170,3 +170,40 @@ def test_lookup_drafts_copy_what_followed_the_same_tokens_earlier():
     assert lookup_draft(ids, 7, 9, 3, mask) == [7, 8, 9]  # "5 6" was followed by "7 8 9"
     assert lookup_draft(ids, 7, 9, 2, mask) == [7, 8]
     assert lookup_draft([1, 2, 3, 4, mask, mask], 4, 4, 2, mask) == []  # nothing repeats
+
+
+class _EndAfter:
+    """A SpanEnd that calls a span complete once it holds `count` tokens; records what it was shown."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.seen: list[list[int]] = []
+
+    def reached(self, written) -> bool:
+        self.seen.append(list(written))
+        return len(written) >= self.count
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.9])
+def test_a_span_end_closes_the_span_and_keeps_what_was_written(anchored, threshold):
+    """A span whose SpanEnd is reached stops: its masks become end tokens, it does not grow, and what it
+    holds is what decoding without the end wrote up to there (verified tokens only, never drafts); the
+    other spans of the canvas write on."""
+    sp = anchored.special
+    params = DenoiseParams(threshold=threshold, fill_after_eos=False, eos_penalty=50.0)
+    canvas = _multi_spot(anchored)
+    free = anchored.infill([InfillRequest(canvas, max_grow=16)], params)[0]
+    end = _EndAfter(3)
+    ended = anchored.infill([InfillRequest(canvas, max_grow=16, span_ends=(end, None))], params)[0]
+    first, second = ended.spans
+    assert first.token_ids[:3] == free.spans[0].token_ids[:3]
+    assert all(t == sp.eos_id for t in first.token_ids[3:]) and len(first.token_ids) >= 3
+    assert sum(t not in sp.end_ids for t in second.token_ids) > 3
+    assert all(sp.mask_id not in seen for seen in end.seen)
+    alone = [sp.bos_id] + anchored.tokenizer.encode("def first(items):\n    return") + [sp.mask_id] * 12
+    free_alone = anchored.infill([InfillRequest(alone, max_grow=16)], params)[0]
+    ended_alone = anchored.infill([InfillRequest(alone, max_grow=16, span_ends=(_EndAfter(3),))], params)[0]
+    assert ended_alone.stats.forward_passes < free_alone.stats.forward_passes
+    never = _EndAfter(10**6)
+    assert anchored.infill([InfillRequest(canvas, max_grow=16, span_ends=(never, never))], params)[0].canvas \
+        == free.canvas

@@ -1,0 +1,45 @@
+"""When a span written left to right is complete: the engine's `SpanEnd` for one slot.
+
+A left-to-right model that never writes end-of-text for a block writes on until its token budget, and
+post-processing then throws that text away. Stopping the span as soon as post-processing would cut it at
+a point more text cannot move saves those forwards without changing the edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from infill.canvas import Slot
+from infill.languages import LanguageSpec
+from infill.postprocess import decode, echo_target, shape_text
+
+
+def span_complete(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> bool:
+    """Whether `raw` (a span's decoded text so far) already holds all of the edit: `shape_text` drops a
+    non-blank line (one that leaves the block, or a loop), or complete lines repeat the text after the spot
+    in full (what `trim_suffix_echo` cuts). A one-line insertion is left to its line-break stop."""
+    spot = slot.spot
+    if spot.kind == "line" and spot.start == spot.end:
+        return False
+    shaped = shape_text(raw, slot, text, spec)
+    body = raw[shaped.raw_start :]
+    if _nonblank_lines(shaped.text) < _nonblank_lines(body):
+        return True
+    target = echo_target(text[spot.end :])
+    complete = [line.strip() for line in body.split("\n")[:-1] if line.strip()]
+    return bool(target) and any(complete[i : i + len(target)] == target for i in range(len(complete)))
+
+
+def _nonblank_lines(text: str) -> int:
+    return sum(1 for line in text.split("\n") if line.strip())
+
+
+class TextEnd:
+    """`engine.canvas_state.SpanEnd` for one slot of a canvas."""
+
+    def __init__(self, slot: Slot, text: str, spec: LanguageSpec, tokenizer: Any) -> None:
+        self.slot, self.text, self.spec, self.tokenizer = slot, text, spec, tokenizer
+
+    def reached(self, written: Sequence[int]) -> bool:
+        return bool(written) and span_complete(decode(self.tokenizer, list(written)), self.slot, self.text, self.spec)

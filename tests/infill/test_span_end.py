@@ -1,0 +1,42 @@
+"""When a span written left to right is complete (infill.span_end): exactly where post-processing would
+cut it at a point more text cannot move."""
+
+from __future__ import annotations
+
+from infill.canvas import Slot
+from infill.languages import get_language
+from infill.span_end import span_complete
+from infill.spots import Spot
+
+PYTHON = get_language("python")
+
+
+def test_a_hole_is_complete_once_a_line_leaves_its_block() -> None:
+    text = "def f(text):\n    # <|hole|>\n\n\ndef g():\n    pass\n"
+    slot = Slot(Spot(17, 27, 16, "block"), 0, 16)
+    assert not span_complete("return text[::-1]", slot, text, PYTHON)
+    assert not span_complete("return text[::-1]\n\n", slot, text, PYTHON)  # blank lines decide nothing
+    assert not span_complete("if text:\n        return text", slot, text, PYTHON)
+    assert span_complete("return text[::-1]\n\n# Test", slot, text, PYTHON)
+
+
+def test_a_block_insertion_is_complete_once_it_leaves_the_body_or_loops() -> None:
+    text = "def f(x):\n\nprint(f(1))\n"
+    slot = Slot(Spot(9, 9, 32, "block"), 0, 32)
+    assert not span_complete("\n    y = x * 2\n    return y", slot, text, PYTHON)
+    assert span_complete("\n    y = x * 2\n    return y\nprint", slot, text, PYTHON)
+    assert span_complete("\n    x += 1\n    x += 1\n    x += 1\n", slot, text, PYTHON)
+
+
+def test_a_span_is_complete_once_it_writes_the_lines_after_it_again() -> None:
+    text = "def area(w, h):\n    # <|hole|>\n    return result_of_the_computation\n"
+    slot = Slot(Spot(20, 30, 16, "block"), 0, 16)
+    assert not span_complete("result_of_the_computation = w * h\n", slot, text, PYTHON)
+    assert not span_complete("x = w * h\n    return result_of_the_computation", slot, text, PYTHON)  # unfinished
+    assert span_complete("x = w * h\n    return result_of_the_computation\n", slot, text, PYTHON)
+
+
+def test_a_one_line_insertion_is_left_to_its_line_break_stop() -> None:
+    text = "x = \nprint(x)\n"
+    slot = Slot(Spot(4, 4, 8, "line"), 0, 8)
+    assert not span_complete("1\nprint(x)\nprint(x)\nprint(x)\n", slot, text, PYTHON)
