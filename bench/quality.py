@@ -192,11 +192,7 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int | No
     row["parse_rate"] = sum(map(parses, documents)) / len(documents) if documents else None
     if tally.cost:
         row["no_spot"], row["no_edit"], row["fill_notes"] = tally.no_spot, tally.no_edit, dict(tally.notes)
-        total = Cost()
-        for cost in tally.cost.values():
-            for name in ("new_tokens", "written", "forward_passes", "seconds", "fills"):
-                setattr(total, name, getattr(total, name) + getattr(cost, name))
-        row.update(total.report())
+        row.update(sum(tally.cost.values(), Cost()).report())
         row["cost"] = {name: cost.report() for name, cost in tally.cost.items()}
     return row
 

@@ -25,6 +25,11 @@ class Cost:
     seconds: float = 0.0
     fills: int = 0
 
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.new_tokens + other.new_tokens, self.written + other.written,
+                    self.forward_passes + other.forward_passes, self.seconds + other.seconds,
+                    self.fills + other.fills)
+
     def report(self) -> dict:
         return {
             "new_tokens": self.new_tokens,

@@ -114,10 +114,12 @@ class GapAdapt:
             return y
         lora = self.adapter.layers[layer][name]
         if self.every_row:
-            return y + (F.linear(F.linear(x, lora.A), lora.B) * self.adapter.shape.scale).to(y.dtype)
-        picked = x.reshape(-1, x.shape[-1]).index_select(0, self.rows)
-        delta = F.linear(F.linear(picked, lora.A), lora.B) * self.adapter.shape.scale
+            return y + self._delta(lora, x).to(y.dtype)
+        delta = self._delta(lora, x.reshape(-1, x.shape[-1]).index_select(0, self.rows))
         return y.reshape(-1, y.shape[-1]).index_add(0, self.rows, delta.to(y.dtype)).view_as(y)
+
+    def _delta(self, lora: LoRA, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(F.linear(x, lora.A), lora.B) * self.adapter.shape.scale
 
     def attn_mask(self, layer: int) -> torch.Tensor:
         if self.right is None:
