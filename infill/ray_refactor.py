@@ -78,9 +78,18 @@ class RayFill:
     """A pool of `FillWorker` actors (the `Backend` of `infill.batch_fill`)."""
 
     def __init__(self, ray: Any, handles: list[Any], hellos: list[Hello], owns_connection: bool,
-                 say: Callable[[str], None]) -> None:
+                 say: Callable[[str], None], stdout: Any) -> None:
         self.ray, self.handles, self.hellos = ray, handles, hellos
         self.owns_connection, self.say = owns_connection, say
+        self.stdout = stdout
+
+    @staticmethod
+    def _guard_stdout() -> Any:
+        """Ray's driver prints the cluster's error messages ("A worker died ...") on stdout, where the
+        patch or the JSON goes: while connected, stdout is stderr; `close` gives it back."""
+        stdout = sys.stdout
+        sys.stdout = sys.stderr
+        return stdout
 
     @classmethod
     def start(cls, options: RayOptions, params: Any, fill_options: FillOptions,
@@ -89,10 +98,11 @@ class RayFill:
         the model; a model that cannot load is one line of BadInput."""
         ray = import_ray()
         owns = not ray.is_initialized()
-        if owns:
-            _connect(ray, options.address)
+        stdout = cls._guard_stdout()
         handles: list[Any] = []
         try:
+            if owns:
+                _connect(ray, options.address)
             count, gpus = _pool_shape(ray, options)
             device = options.device or ("cuda" if gpus else None)
             worker = ray.remote(FillWorker).options(
@@ -104,11 +114,11 @@ class RayFill:
             if errors:
                 raise BadInput(errors[0])
         except BaseException:
-            cls(ray, handles, [], owns, say).close()
+            cls(ray, handles, [], owns, say, stdout).close()
             raise
         for number, hello in enumerate(hellos):
             say(f"ray: actor {number} on {hello.host} (pid {hello.pid}) loaded {hello.description}")
-        return cls(ray, handles, hellos, owns, say)
+        return cls(ray, handles, hellos, owns, say, stdout)
 
     @property
     def tokenizer(self) -> Any:
@@ -130,8 +140,11 @@ class RayFill:
                 self.ray.kill(handle)
             except Exception:  # noqa: BLE001 - an actor already gone is what we want
                 pass
-        if self.owns_connection:
-            self.ray.shutdown()
+        try:
+            if self.owns_connection:
+                self.ray.shutdown()
+        finally:
+            sys.stdout = self.stdout
 
 
 class _Run:
