@@ -57,7 +57,8 @@ def ray_options(args: argparse.Namespace) -> RayOptions:
     if args.ray_gpus_per_actor is not None and args.ray_gpus_per_actor < 0:
         raise BadInput(f"--ray-gpus-per-actor {args.ray_gpus_per_actor}: must be at least 0")
     address = args.ray or os.environ.get("DCOMPLETE_RAY_ADDRESS") or None
-    return RayOptions(address, args.ray_actors, args.ray_gpus_per_actor, args.model, args.device)
+    model = os.path.abspath(args.model) if os.path.exists(args.model) else args.model  # actors have their own cwd
+    return RayOptions(address, args.ray_actors, args.ray_gpus_per_actor, model, args.device)
 
 
 def import_ray() -> Any:

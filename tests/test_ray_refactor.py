@@ -1,7 +1,7 @@
 """`dcomplete refactor --ray` as a subprocess against a local Ray cluster that this module starts
 (`ray.init(num_cpus=2)` in the test process; each CLI run is a second driver connecting to it).
 
-The model is a tiny random checkpoint; the reference sampler with --steps 100 makes each batch take a
+The model is a tiny random checkpoint; the reference sampler with --steps 80 makes each batch take a
 second or two, long enough to kill an actor or interrupt the driver in the middle of the run.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from test_cli import COMMAND, ROOT, dcomplete, run_with_terminal_stderr, snapshot
 
-FILES = 6
-SLOW = ["--holes", "--allow-errors", "--retries", "0", "--sampler", "reference", "--steps", "100", "--batch", "2"]
+FILES = 4
+SLOW = ["--holes", "--allow-errors", "--retries", "0", "--sampler", "reference", "--steps", "80", "--batch", "2"]
 
 
 def source(number: int) -> str:
@@ -105,9 +105,11 @@ def finish(process: subprocess.Popen[str], lines: list[str]) -> str:
 def test_edits_on_ray_equal_a_local_run(
     tmp_path: Path, cluster: str, tiny_dream: Path, local_edits: dict[str, Any]
 ) -> None:
+    """The model is named by a path relative to the driver's folder (actors have a cwd of their own)."""
     folder = write_files(tmp_path / "src")
+    model = Path(os.path.relpath(tiny_dream, folder))
     run, terminal = run_with_terminal_stderr(
-        [*COMMAND, "refactor", ".", *SLOW, "--json", *ray_args(cluster, tiny_dream)], folder
+        [*COMMAND, "refactor", ".", *SLOW, "--json", *ray_args(cluster, model)], folder
     )
     assert run.returncode == 0, terminal
     assert edits_by_file(run.stdout) == local_edits
@@ -130,34 +132,30 @@ def test_a_killed_actor_loses_no_file(
 
 
 @pytest.mark.slow
-def test_a_file_the_engine_cannot_take_is_reported_and_left_untouched(
-    tmp_path: Path, cluster: str, tiny_dream: Path
+def test_a_file_the_engine_cannot_take_is_left_untouched_and_a_failed_check_restores_every_file(
+    tmp_path: Path, cluster: str, tiny_dream: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A hole whose token budget is larger than the model's whole context: building its canvas fails on
-    the actor (ContextOverflow), once on each actor; the other files are written."""
+    """huge.py has a hole whose token budget is larger than the model's whole context: building its
+    canvas fails on the actor (ContextOverflow), once on each actor. The --check command copies the
+    folder as written (huge.py as it was, the others rewritten), then fails: every file is restored.
+
+    The address comes from $DCOMPLETE_RAY_ADDRESS, and `--ray .` reads `.` as the PATH it is."""
+    monkeypatch.setenv("DCOMPLETE_RAY_ADDRESS", cluster)
     huge = "def huge(x):\n    # <|hole:3000|>\n"
     folder = write_files(tmp_path / "src", {"huge.py": huge})
     before = snapshot(folder)
-    run = dcomplete("refactor", ".", *SLOW, "--write", "-v", *ray_args(cluster, tiny_dream), cwd=folder)
+    check = "cp -r . ../written && false"
+    run = dcomplete("refactor", "--ray", ".", *SLOW, "--write", "--check", check, "-v", "--ray-actors", "2",
+                    "--model", str(tiny_dream), cwd=folder)
     assert run.returncode == 1, run.stderr
     assert re.search(r"huge\.py: left untouched: failed 2 times \(ContextOverflow: .*context", run.stderr), run.stderr
     assert "huge.py: ContextOverflow" in run.stderr and "trying again" in run.stderr
-    assert "1 of 7 files failed" in run.stderr
-    after = snapshot(folder)
-    assert after["huge.py"] == before["huge.py"] == huge.encode()
-    assert all(after[name] != before[name] for name in before if name != "huge.py")
-
-
-@pytest.mark.slow
-def test_a_failed_check_restores_every_file(tmp_path: Path, cluster: str, tiny_dream: Path) -> None:
-    folder = write_files(tmp_path / "src")
-    before = snapshot(folder)
-    run = dcomplete("refactor", ".", *SLOW, "--write", "--check", "grep -q hole m0.py", *ray_args(cluster, tiny_dream),
-                    cwd=folder)
-    assert run.returncode == 1, run.stderr
+    assert f"1 of {FILES + 1} files failed" in run.stderr and f"rewrote {FILES} of {FILES + 1} files" in run.stderr
+    written = snapshot(tmp_path / "written")
+    assert written["huge.py"] == before["huge.py"] == huge.encode()
+    assert all(written[name] != before[name] for name in before if name != "huge.py")
     lines = run.stderr.strip().splitlines()
-    assert f"rewrote {FILES} of {FILES} files" in run.stderr, run.stderr
-    assert lines[-1] == f"dcomplete: check 'grep -q hole m0.py' failed (exit 1); restored {FILES} files"
+    assert lines[-1] == f"dcomplete: check {check!r} failed (exit 1); restored {FILES} files"
     assert snapshot(folder) == before
 
 
