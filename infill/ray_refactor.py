@@ -176,12 +176,15 @@ class _Run:
         return [outcome for outcome in self.outcomes if outcome is not None]
 
     def _dispatch(self) -> None:
-        actors = sorted((a for a in range(len(self.load)) if self.alive(a)), key=lambda a: self.load[a])
-        for actor in actors:
-            while self.load[actor] < DEPTH:
+        """Round robin: every actor gets a first call before any gets a second."""
+        actors = [a for a in range(len(self.load)) if self.alive(a)]
+        for depth in range(1, DEPTH + 1):
+            for actor in actors:
+                if self.load[actor] >= depth:
+                    continue
                 batch = self._next_for(actor, others=len(actors) > 1)
                 if batch is None:
-                    break
+                    continue
                 ref = self.pool.handles[actor].fill.remote([self.jobs[i] for i in batch.indices])
                 self.running[ref] = (actor, batch)
                 self.load[actor] += 1

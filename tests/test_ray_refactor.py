@@ -202,3 +202,15 @@ def test_bad_ray_options_exit_2(tmp_path: Path, args: list[str], message: str) -
     run = dcomplete("refactor", ".", "--holes", "--write", "--ray", *args, "--model", "no-such", cwd=folder)
     assert run.returncode == 2 and run.stderr.splitlines() == [f"dcomplete: {message}"], run.stderr
     assert snapshot(folder) == before
+
+
+@pytest.mark.slow
+def test_bench_runs_on_the_cluster(cluster: str, tiny_dream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """bench.ray_refactor reuses this process's connection; each way writes the same tokens."""
+    from bench import ray_refactor
+
+    ray_refactor.main(["--model", str(tiny_dream), "--files", "4", "--actors", "2"])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["local_files_per_s"] > 0 and out["ray_2_files_per_s"] > 0
+    local, pool = out["rows"]
+    assert local["tokens"] == pool["tokens"] > 0 and local["failed"] == pool["failed"] == 0
