@@ -22,6 +22,8 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
+import socket
 import sys
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -37,6 +39,7 @@ from infill.ray_worker import FillWorker, Hello
 DEPTH = 2
 MAX_ATTEMPTS = 2
 ACTOR_RESTARTS = 3
+PROBE_SECONDS = 5.0
 MISSING = "--ray needs the ray package: pip install 'dcomplete[ray]'"
 
 
@@ -232,6 +235,13 @@ class _Run:
 
 
 def _connect(ray: Any, address: str | None) -> None:
+    """Ray retries an address where nothing listens for minutes, so a plain host:port is probed first."""
+    hostport = re.fullmatch(r"([\w.\-]+):(\d+)", address or "")
+    if hostport:
+        try:
+            socket.create_connection((hostport[1], int(hostport[2])), timeout=PROBE_SECONDS).close()
+        except OSError as exc:
+            raise BadInput(f"--ray {address}: no Ray cluster answers there ({exc.strerror or exc})") from None
     try:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
                  configure_logging=True)
