@@ -188,7 +188,10 @@ class _Run:
                 batch = self._next_for(actor, others=len(actors) > 1)
                 if batch is None:
                     continue
-                ref = self.pool.handles[actor].fill.remote([self.jobs[i] for i in batch.indices])
+                jobs = [self.jobs[i] for i in batch.indices]
+                again = " (again)" if batch.avoid is not None else ""
+                self.pool.say(f"ray: actor {actor} takes {', '.join(str(job.doc_id) for job in jobs)}{again}")
+                ref = self.pool.handles[actor].fill.remote(jobs)
                 self.running[ref] = (actor, batch)
                 self.load[actor] += 1
 

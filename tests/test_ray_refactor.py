@@ -128,6 +128,8 @@ def test_a_killed_actor_loses_no_file(
     stderr = finish(process, lines)
     assert process.returncode == 0, stderr
     assert "ray: actor 0 failed" in stderr and "files go back" in stderr, stderr
+    assert "ray: actor 0 takes m0.py, m1.py\n" in stderr and "ray: actor 1 takes m2.py, m3.py\n" in stderr
+    assert "ray: actor 1 takes m0.py, m1.py (again)" in stderr, stderr
     assert edits_by_file((tmp_path / "stdout.json").read_text()) == local_edits
 
 
