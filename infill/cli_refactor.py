@@ -259,7 +259,8 @@ def _result_of(plan: FilePlan, outcome: Outcome) -> FillResult:
     if isinstance(outcome, FailedFile):
         from engine import Stats
 
-        note = f"left untouched: failed {outcome.attempts} times ({outcome.error})"
+        tries = f"failed {outcome.attempts} times" if outcome.attempts else "not filled"
+        note = f"left untouched: {tries} ({outcome.error})"
         outcome = FillResult([], [], Stats(), notes=[note], attempts=0)
     for note in outcome.notes:
         print(f"dcomplete: {plan.path}: {note}", file=sys.stderr)

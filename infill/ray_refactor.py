@@ -162,7 +162,7 @@ class _Run:
         actors = len(pool.handles)
         self.load = [0] * actors
         self.deaths = [0] * actors
-        self.running: dict[Any, tuple[int, _Batch]] = {}
+        self.running: dict[Any, tuple[int, _Batch, int]] = {}  # ref -> (actor, batch, its deaths then)
 
     def alive(self, actor: int) -> bool:
         return self.deaths[actor] <= ACTOR_RESTARTS
@@ -192,7 +192,7 @@ class _Run:
                 again = " (again)" if batch.avoid is not None else ""
                 self.pool.say(f"ray: actor {actor} takes {', '.join(str(job.doc_id) for job in jobs)}{again}")
                 ref = self.pool.handles[actor].fill.remote(jobs)
-                self.running[ref] = (actor, batch)
+                self.running[ref] = (actor, batch, self.deaths[actor])
                 self.load[actor] += 1
 
     def _next_for(self, actor: int, others: bool) -> _Batch | None:
@@ -204,12 +204,13 @@ class _Run:
         return None
 
     def _collect(self, ref: Any) -> None:
-        actor, batch = self.running.pop(ref)
+        actor, batch, deaths = self.running.pop(ref)
         self.load[actor] -= 1
         try:
             results: list[Outcome] = self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:
-            self.deaths[actor] += 1
+            if deaths == self.deaths[actor]:  # the calls it held when it died fail together: one death
+                self.deaths[actor] += 1
             reason = _first_line(exc)
             self.pool.say(f"ray: actor {actor} failed ({reason}); its {len(batch.indices)} files go back")
             results = [FailedFile(f"its Ray actor died: {reason}", 1)] * len(batch.indices)
