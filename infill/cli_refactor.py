@@ -9,6 +9,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from infill.batch_fill import Backend, FailedFile, LocalFill, Outcome, batches_of
 from infill.cli_common import (
     add_engine_options,
     add_output_options,
@@ -20,7 +21,6 @@ from infill.cli_common import (
     say,
 )
 from infill.files import BadInput, atomic_write, read_source, unified_diff
-from infill.batch_fill import Backend, FailedFile, LocalFill, Outcome, batches_of
 from infill.fill import FillJob, FillOptions, FillResult
 from infill.holes import find_holes
 from infill.languages import LanguageSpec, UnsupportedLanguage, language_for_path
