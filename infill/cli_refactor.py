@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
 
+from infill.batch_fill import Backend, FailedFile, LocalFill, Outcome, batches_of
 from infill.cli_common import (
     add_engine_options,
     add_output_options,
@@ -19,7 +21,7 @@ from infill.cli_common import (
     say,
 )
 from infill.files import BadInput, atomic_write, read_source, unified_diff
-from infill.fill import FillJob, fill_many
+from infill.fill import FillJob, FillOptions, FillResult
 from infill.holes import find_holes
 from infill.languages import LanguageSpec, UnsupportedLanguage, language_for_path
 from infill.progress import Progress
@@ -32,6 +34,7 @@ HELP = """Regenerate spots in many files. Spots come from --lines, --query / --f
 and files go to the model --batch at a time. Prints one unified diff (apply with `patch -p1` from the
 current directory) or rewrites the files with --write; --check CMD then runs CMD in a shell and
 restores every touched file when it fails. A directory in PATH stands for its source files.
+With --ray the model runs in a pool of actors on a Ray cluster; planning, output and writing stay here.
 
 --instruction TEXT goes into each file's context as a comment block at the top
 (`# Instruction: TEXT`): instruction-tuned checkpoints read it, base checkpoints mostly ignore it.
@@ -41,6 +44,7 @@ examples:
   dcomplete refactor app.py --lines app.py:10-20,40-44
   dcomplete refactor tests --function-regex '^test_' --instruction 'use pytest.raises' --write --check 'pytest -q'
   dcomplete refactor lib.py --query '(function_definition body: (block) @body)' --json
+  dcomplete refactor src --holes --write --ray 10.0.0.5:6379 --ray-actors 8
 """
 
 
@@ -66,7 +70,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--batch", type=int, default=8, help="files per engine call (default 8)")
     add_output_options(parser)
     add_engine_options(parser)
+    _add_ray_options(parser)
     parser.set_defaults(run=run)
+
+
+def _add_ray_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("Ray cluster (pip install 'dcomplete[ray]')")
+    group.add_argument(
+        "--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+        help="denoise on a pool of Ray actors; ADDRESS (host:port, ray://host:port, auto) defaults to"
+        " $DCOMPLETE_RAY_ADDRESS, then Ray's own ($RAY_ADDRESS, a cluster started on this machine, else a"
+        " local one for this run). Writing stays here.",
+    )
+    group.add_argument(
+        "--ray-actors", type=int, default=None, metavar="N",
+        help="actors, each loading the model once (default: one per GPU when the cluster has GPUs, else 1)",
+    )
+    group.add_argument(
+        "--ray-gpus-per-actor", type=float, default=None, metavar="G",
+        help="GPUs each actor reserves (default: 1 when the cluster has GPUs, else 0)",
+    )
 
 
 @dataclass
@@ -160,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput(f"--batch {args.batch}: must be at least 1")
     if args.check and not args.write:
         raise BadInput("--check runs after --write; add --write")
+    _path_after_ray(args)
     plans = plan_files(args)
     try:
         found = sum(len(spots_for(plan, args)) for plan in plans)
@@ -171,21 +195,22 @@ def run(args: argparse.Namespace) -> int:
     options = fill_options(args, instruction=args.instruction)
     params = denoise_params(args)
 
-    engine = load_engine(args)
-    work = [(plan, spots_for(plan, args, engine.tokenizer)) for plan in plans]
-    work = [(plan, spots) for plan, spots in work if spots]
-    progress = Progress(len(work), enabled=sys.stderr.isatty())
+    backend = _backend(args, params, options)
+    try:
+        work = [(plan, spots_for(plan, args, backend.tokenizer)) for plan in plans]
+        work = [(plan, spots) for plan, spots in work if spots]
+        jobs = [FillJob(plan.text, tuple(spots), plan.spec, plan.path) for plan, spots in work]
+        progress = Progress(len(work), enabled=sys.stderr.isatty())
+        outcomes = backend.fill(batches_of(jobs, args.batch), progress)
+        progress.close()
+    finally:
+        backend.close()
     outputs = []
-    for first in range(0, len(work), args.batch):
-        batch = work[first : first + args.batch]
-        jobs = [FillJob(plan.text, tuple(spots), plan.spec, plan.path) for plan, spots in batch]
-        say(args, f"denoising {sum(len(spots) for _, spots in batch)} spots in {len(batch)} files")
-        for (plan, _), result in zip(batch, fill_many(engine, jobs, params, options=options)):
-            for note in result.notes:
-                print(f"dcomplete: {plan.path}: {note}", file=sys.stderr)
-            outputs.append((plan, result, apply_edits(plan.text, result.edits)))
-        progress.advance(len(batch))
-    progress.close()
+    failed = 0
+    for (plan, _), outcome in zip(work, outcomes, strict=True):
+        result = _result_of(plan, outcome)
+        failed += isinstance(outcome, FailedFile)
+        outputs.append((plan, result, apply_edits(plan.text, result.edits)))
     changed = [(plan, new) for plan, _, new in outputs if new != plan.text]
     if args.json:
         print(
@@ -193,8 +218,10 @@ def run(args: argparse.Namespace) -> int:
         )
     elif not args.write:
         sys.stdout.write("".join(unified_diff(plan.path, plan.text, new) for plan, new in changed))
+    if failed:
+        print(f"dcomplete: {failed} of {len(outputs)} files failed and are left untouched", file=sys.stderr)
     if not args.write:
-        return 0
+        return 1 if failed else 0
     written: list[FilePlan] = []
     try:
         for plan, new in changed:
@@ -204,9 +231,40 @@ def run(args: argparse.Namespace) -> int:
         _restore(written)
         raise
     print(f"dcomplete: rewrote {len(written)} of {len(outputs)} files", file=sys.stderr)
-    if args.check:
-        return _run_check(args.check, written)
-    return 0
+    status = _run_check(args.check, written) if args.check else 0
+    return status or (1 if failed else 0)
+
+
+def _path_after_ray(args: argparse.Namespace) -> None:
+    """`refactor --ray src --holes`: argparse gives `src` to --ray; a value that names a file or folder and
+    does not look like an address (host:port, scheme://..., auto, local) is a PATH."""
+    value = args.ray
+    if value and os.path.exists(value) and not re.fullmatch(r"auto|local|\w+://.*|[\w.\-]+:\d+", value):
+        args.paths.append(value)
+        args.ray = ""
+
+
+def _backend(args: argparse.Namespace, params: object, options: FillOptions) -> Backend:
+    """One engine here, or (`--ray`) a pool of actors on a Ray cluster; the module (and ray) load only
+    when asked for."""
+    if args.ray is None:
+        return LocalFill(load_engine(args), params, options, lambda message: say(args, message))
+    from infill.ray_refactor import RayFill, ray_options
+
+    return RayFill.start(ray_options(args), params, options, lambda message: say(args, message))
+
+
+def _result_of(plan: FilePlan, outcome: Outcome) -> FillResult:
+    """The file's result, its notes printed; a failed file becomes a result without edits."""
+    if isinstance(outcome, FailedFile):
+        from engine import Stats
+
+        tries = f"failed {outcome.attempts} times" if outcome.attempts else "not filled"
+        note = f"left untouched: {tries} ({outcome.error})"
+        outcome = FillResult([], [], Stats(), notes=[note], attempts=0)
+    for note in outcome.notes:
+        print(f"dcomplete: {plan.path}: {note}", file=sys.stderr)
+    return outcome
 
 
 def _restore(plans: list[FilePlan]) -> None:
