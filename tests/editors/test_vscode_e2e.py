@@ -31,28 +31,26 @@ from vscode_build import package_vsix
 
 from engine.testing import make_one_token_checkpoint
 
-# Completion happens in a docstring, as in test_nvim.py: the one-token model's text parses there, so the
-# server (which drops edits that add parse errors) always has a suggestion to show.
+# The one-token model's `xxxx` after `handle.` is an attribute, so the edit parses and the server (which
+# drops edits that add parse errors) always has a suggestion; the bundled model writes `readlines()`.
 COMPLETION_SOURCE = '''import os
 
 
 def count_lines(path):
-    """Number of lines in the text file at path.
-
-    Blank lines count too.
-    """
+    """Number of lines in the text file at path."""
     with open(path) as handle:
-        return sum(1 for _ in handle)
+        lines =
+    return len(lines)
 '''
-COMPLETION_LINE, TYPED = 7, " and"
+COMPLETION_LINE, TYPED = 7, " handle."
 HOLES_SOURCE = '''def area(width, height):
+    """Area of a width x height rectangle."""
     # <|hole|>
-    return result
 
 
 def perimeter(width, height):
+    """Perimeter of a width x height rectangle."""
     # <|hole|>
-    return result
 '''
 HOLE_MARKER = "# <|hole|>"
 WAIT_MS = 90_000  # the first answer includes loading the model, on a machine shared with other tests
@@ -184,16 +182,18 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(built_extension: Path, tmp
     report = json.loads(Path(plan["report"]).read_text())
     messages = sent_messages(server_log)
 
-    accepted = [json.loads(line) for line in feedback.read_text().splitlines() if '"accepted"' in line]
+    events = [json.loads(line) for line in feedback.read_text().splitlines()]
+    accepted = [event for event in events if event["event"] == "accepted"]
     assert len(accepted) == 1, f"VS Code ran the accept command {len(accepted)} times; {logs}"
     item = offered_item(messages, accepted[0]["itemId"])
     expected = apply_edits(typed_so_far(item), [{"range": item["range"], "newText": item["insertText"]}])
     assert report["afterAccept"] == expected, logs
-    assert report["afterAccept"] != COMPLETION_SOURCE.replace("too.\n", "too." + TYPED + "\n")
+    assert report["afterAccept"] != COMPLETION_SOURCE.replace(" =\n", " =" + TYPED + "\n")
 
     [edit] = edit_requests(messages)
     edits = text_edits(edit)
-    assert len(edits) == 2, edit
+    hole_lines = [n for n, line in enumerate(HOLES_SOURCE.split("\n")) if line.strip() == HOLE_MARKER]
+    assert sorted(e["range"]["start"]["line"] for e in edits) == hole_lines, edit
     assert report["afterHoles"] == apply_edits(HOLES_SOURCE, edits), logs
     assert HOLE_MARKER not in report["afterHoles"]
 
@@ -201,4 +201,5 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(built_extension: Path, tmp
     for shot in map(Path, report["screenshots"]):
         assert shot.stat().st_size > 10_000, shot
         if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
             shutil.copy(shot, Path(keep) / shot.name)
