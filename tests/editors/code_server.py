@@ -47,7 +47,7 @@ def ensure_system_packages() -> None:
     missing = [name for name, marker in SYSTEM_PACKAGES.items() if not Path(marker).exists()]
     if not missing:
         return
-    command = ["apt-get", "install", "-y", *missing]
+    command = ["apt-get", "install", "-y", "--no-install-recommends", *missing]
     assert os.geteuid() == 0, (
         f"missing Debian packages {', '.join(missing)}: run `sudo {' '.join(command)}` "
         "(the test installs them itself when it runs as root)"
@@ -68,7 +68,8 @@ def install_code_server() -> Path:
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     # Root runs npm scripts as itself since npm 7; code-server's postinstall still asks for the old flag.
-    env = {**os.environ, "npm_config_yes": "true", "npm_config_unsafe_perm": "true"}
+    # JOBS: node-gyp compiles each native module with `make -j` over every core.
+    env = {**os.environ, "npm_config_yes": "true", "npm_config_unsafe_perm": "true", "JOBS": "max"}
     quiet = ["--no-audit", "--no-fund"]
     run(["npm", "install", "--ignore-scripts", *quiet, f"code-server@{CODE_SERVER_VERSION}"], root, 300, env)
     package = root / "node_modules" / "code-server"
