@@ -103,7 +103,13 @@ class CodeServer:
 
     @classmethod
     def start(
-        cls, binary: Path, home: Path, workspace: Path, vsix: Path, settings: dict[str, Any], env: dict[str, str]
+        cls,
+        binary: Path,
+        home: Path,
+        workspace: Path,
+        vsix: Path,
+        settings: dict[str, Any],
+        env: dict[str, str],
     ) -> CodeServer:
         """Installs `vsix` into fresh folders under `home`, writes the user `settings`, and serves
         `workspace` on 127.0.0.1 without authentication."""
@@ -143,7 +149,9 @@ class CodeServer:
                         return
             except OSError:
                 time.sleep(0.2)
-        raise AssertionError(f"code-server did not answer {self.url}healthz in {timeout_s:.0f} s; log: {self.log}")
+        raise AssertionError(
+            f"code-server did not answer {self.url}healthz in {timeout_s:.0f} s; log: {self.log}"
+        )
 
     def close(self) -> None:
         """Stops code-server and what it started (extension host, language server): its own session."""

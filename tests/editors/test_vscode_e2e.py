@@ -114,32 +114,16 @@ def text_edits(edit: dict[str, Any]) -> list[dict[str, Any]]:
     return changes + [e for per_file in edit.get("changes", {}).values() for e in per_file]
 
 
-@pytest.fixture
-def model(tmp_path: Path) -> str:
-    chosen = os.environ.get("DCOMPLETE_VSCODE_MODEL")
-    return chosen or str(make_one_token_checkpoint(tmp_path / "one_token_model"))
-
-
-@pytest.mark.slow
-def test_ghost_text_tab_and_fill_holes_in_code_server(built_extension: Path, tmp_path: Path, model: str) -> None:
-    ensure_system_packages()
-    binary = install_code_server()
-    vsix = package_vsix(built_extension)
-
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    completion_file, holes_file = workspace / "count_lines.py", workspace / "shapes.py"
-    completion_file.write_text(COMPLETION_SOURCE)
-    holes_file.write_text(HOLES_SOURCE)
-    server_log, feedback = tmp_path / "server.log", tmp_path / "state" / "dcomplete" / "feedback.jsonl"
-    settings = {
+def user_settings(model: str, server_log: Path) -> dict[str, Any]:
+    """The extension's settings, and an editor that inserts only what is typed (no auto-closed brackets,
+    no suggest widget over the ghost text) and shows no welcome page."""
+    return {
         "dcomplete.pythonPath": sys.executable,
         "dcomplete.serverArgs": ["--log-file", str(server_log), "--verbose"],
         "dcomplete.model": model,
         "dcomplete.device": "cpu",
         "dcomplete.maxTokens": 16,
         "dcomplete.debounceMs": 0,
-        "dcomplete.trace.server": "messages",
         "editor.autoClosingBrackets": "never",
         "editor.autoClosingQuotes": "never",
         "editor.quickSuggestions": {"other": "off", "comments": "off", "strings": "off"},
@@ -150,10 +134,32 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(built_extension: Path, tmp
         "extensions.autoCheckUpdates": False,
         "extensions.autoUpdate": False,
     }
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> str:
+    chosen = os.environ.get("DCOMPLETE_VSCODE_MODEL")
+    return chosen or str(make_one_token_checkpoint(tmp_path / "one_token_model"))
+
+
+@pytest.mark.slow
+def test_ghost_text_tab_and_fill_holes_in_code_server(
+    built_extension: Path, tmp_path: Path, model: str
+) -> None:
+    ensure_system_packages()
+    binary = install_code_server()
+    vsix = package_vsix(built_extension)
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    completion_file, holes_file = workspace / "count_lines.py", workspace / "shapes.py"
+    completion_file.write_text(COMPLETION_SOURCE)
+    holes_file.write_text(HOLES_SOURCE)
+    server_log, feedback = tmp_path / "server.log", tmp_path / "state" / "dcomplete" / "feedback.jsonl"
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "OMP_NUM_THREADS": "1"}
     shots = tmp_path / "screenshots"
     shots.mkdir()
-    code_server = CodeServer.start(binary, tmp_path, workspace, vsix, settings, env)
+    code_server = CodeServer.start(binary, tmp_path, workspace, vsix, user_settings(model, server_log), env)
     try:
         plan = {
             "url": f"{code_server.url}?folder={workspace}",
@@ -176,11 +182,12 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(built_extension: Path, tmp
         )  # fmt: skip
     finally:
         code_server.close()
-    client_logs = sorted(tmp_path.glob("user-data/logs/*/exthost*/dcomplete.dcomplete/dcomplete.log"))
-    logs = f"server log: {server_log}; extension log: {[str(p) for p in client_logs]}; code-server log: {code_server.log}"
+    client_logs = [str(p) for p in tmp_path.glob("user-data/logs/*/exthost*/dcomplete.dcomplete/*.log")]
+    logs = f"server log: {server_log}; extension log: {client_logs}; code-server log: {code_server.log}"
     assert drive.returncode == 0, f"{drive.stderr.strip()[-3000:]}\n{logs}"
     report = json.loads(Path(plan["report"]).read_text())
     messages = sent_messages(server_log)
+    assert re.fullmatch(plan["statusPattern"], report["status"]), report["status"]
 
     events = [json.loads(line) for line in feedback.read_text().splitlines()]
     accepted = [event for event in events if event["event"] == "accepted"]

@@ -39,5 +39,8 @@ def build_extension(copy: Path) -> Path:
 def package_vsix(built: Path) -> Path:
     vsix = built / "dcomplete.vsix"
     if not vsix.is_file():
-        run(["npx", "--no-install", "vsce", "package", "--allow-missing-repository", "--out", str(vsix)], built)
+        run(
+            ["npx", "--no-install", "vsce", "package", "--allow-missing-repository", "--out", str(vsix)],
+            built,
+        )
     return vsix
