@@ -11,6 +11,7 @@ rebuild`) and code-server's own postinstall, which then finds ripgrep present an
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import signal
@@ -59,8 +60,16 @@ def ensure_system_packages() -> None:
 
 
 def install_code_server() -> Path:
-    """The code-server executable, installed into `cache_dir()` unless an earlier run finished there."""
+    """The code-server executable, installed into `cache_dir()` unless an earlier run finished there.
+    Test sessions running at once on one machine take turns (a lock file beside the folder)."""
     root = cache_dir()
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with (root.parent / f"{root.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _install(root)
+
+
+def _install(root: Path) -> Path:
     binary = root / "node_modules" / ".bin" / "code-server"
     stamp = root / ".installed"
     if stamp.is_file():
@@ -68,6 +77,7 @@ def install_code_server() -> Path:
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     # Root runs npm scripts as itself since npm 7; code-server's postinstall still asks for the old flag.
+    # npm_config_yes: node-pty's install script runs `npx node-gyp`, which would ask before installing.
     # JOBS: node-gyp compiles each native module with `make -j` over every core.
     env = {**os.environ, "npm_config_yes": "true", "npm_config_unsafe_perm": "true", "JOBS": "max"}
     quiet = ["--no-audit", "--no-fund"]
