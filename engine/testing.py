@@ -104,6 +104,30 @@ def make_tiny_checkpoint(folder: str | Path, family: str = "dream", seed: int = 
     raise ValueError(f"unknown family {family!r}")
 
 
+def make_one_token_checkpoint(folder: Path, token: str = "x") -> Path:
+    """A tiny Dream checkpoint that writes `token` at every masked position, with near-certainty.
+
+    Built from `make_tiny_checkpoint`'s random checkpoint: attention and MLP outputs are zeroed, so each
+    position's final state is its own embedding; every embedding gets a +1 in dimension 0, and only
+    `token`'s output row reads that dimension. The real loader, engine and infill run unchanged, and
+    "xxxx…" is an identifier, so a filled hole still parses: multi-spot edits become deterministic.
+    """
+    from safetensors.torch import load_file
+    from tokenizers import Tokenizer
+
+    make_tiny_checkpoint(folder)
+    weights = load_file(str(folder / "model.safetensors"))
+    for name, tensor in weights.items():
+        if name.endswith(("self_attn.o_proj.weight", "mlp.down_proj.weight")):
+            tensor.zero_()
+    weights["model.embed_tokens.weight"][:, 0] = 1.0
+    token_id = Tokenizer.from_file(str(folder / "tokenizer.json")).token_to_id(token)
+    weights["lm_head.weight"].zero_()
+    weights["lm_head.weight"][token_id, 0] = 50.0
+    save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    return folder
+
+
 def _write_llada(folder: Path, tokenizer: Any, ids: dict[str, int], seed: int, overrides: dict[str, Any]) -> Path:
     s = tiny_shape(len(tokenizer), **overrides)
     shape = ModelShape(**{**s, "qkv_bias": False})

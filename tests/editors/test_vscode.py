@@ -1,45 +1,17 @@
 """The VS Code extension builds from a clean copy: npm ci, tsc --strict, its node:test unit tests, and
 `vsce package` producing a .vsix that holds the compiled client and its runtime dependency.
 
-VS Code itself cannot be downloaded here, so the extension host is not started; the parts that do not
-need it (settings mapping, command lines, command arguments, status text) are what the unit tests cover.
+The unit tests cover what needs no editor (settings mapping, command lines, command arguments, status
+text); test_vscode_e2e.py runs the packaged extension in a real VS Code (code-server in Chromium).
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
-
-EXTENSION = Path(__file__).resolve().parents[2] / "editors" / "vscode"
-SKIP_IN_COPY = {"node_modules", "out", ".vscode-test"}
-
-
-def run(args: list[str], cwd: Path, timeout: float = 300) -> str:
-    result = subprocess.run(args, check=False, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, f"`{' '.join(args)}` exited with {result.returncode}:\n{output[-4000:]}"
-    return output
-
-
-@pytest.fixture(scope="module")
-def built_extension(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    for tool in ("node", "npm", "npx"):
-        assert shutil.which(tool), (
-            f"`{tool}` is not on PATH: the VS Code extension test needs Node.js >= 20 and npm"
-        )
-    copy = tmp_path_factory.mktemp("vscode") / "extension"
-    shutil.copytree(
-        EXTENSION,
-        copy,
-        ignore=lambda _dir, names: [n for n in names if n in SKIP_IN_COPY or n.endswith(".vsix")],
-    )
-    run(["npm", "ci", "--no-audit", "--no-fund"], copy)
-    run(["npm", "run", "compile"], copy)
-    return copy
+from vscode_build import EXTENSION, package_vsix, run
 
 
 @pytest.mark.slow
@@ -52,8 +24,7 @@ def test_unit_tests_pass(built_extension: Path) -> None:
 
 @pytest.mark.slow
 def test_vsce_packages_a_loadable_vsix(built_extension: Path) -> None:
-    vsix = built_extension / "dcomplete.vsix"
-    run(["npx", "--no-install", "vsce", "package", "--allow-missing-repository", "--out", str(vsix)], built_extension)
+    vsix = package_vsix(built_extension)
     assert vsix.is_file() and vsix.stat().st_size > 10_000
 
     with zipfile.ZipFile(vsix) as archive:

@@ -24,32 +24,6 @@ from pytest_lsp.client import register_lsp_features
 REPO = Path(__file__).resolve().parents[2]
 
 
-def make_one_token_checkpoint(folder: Path, token: str = "x") -> Path:
-    """A tiny Dream checkpoint that writes `token` at every masked position, with near-certainty.
-
-    Built from `engine.testing`'s random checkpoint: attention and MLP outputs are zeroed, so each
-    position's final state is its own embedding; every embedding gets a +1 in dimension 0, and only
-    `token`'s output row reads that dimension. The real loader, engine and infill run unchanged, and
-    "xxxx…" is an identifier, so a filled hole still parses: multi-spot edits become deterministic.
-    """
-    from safetensors.torch import load_file, save_file
-    from tokenizers import Tokenizer
-
-    from engine.testing import make_tiny_checkpoint
-
-    make_tiny_checkpoint(folder)
-    weights = load_file(str(folder / "model.safetensors"))
-    for name, tensor in weights.items():
-        if name.endswith(("self_attn.o_proj.weight", "mlp.down_proj.weight")):
-            tensor.zero_()
-    weights["model.embed_tokens.weight"][:, 0] = 1.0
-    token_id = Tokenizer.from_file(str(folder / "tokenizer.json")).token_to_id(token)
-    weights["lm_head.weight"].zero_()
-    weights["lm_head.weight"][token_id, 0] = 50.0
-    save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
-    return folder
-
-
 def capabilities(encodings: list[str] | None = None, inline: bool = True) -> types.ClientCapabilities:
     """What VS Code 1.9x with languageclient 10 announces, for the parts the server reads; without
     `inline`, a client from before LSP 3.18."""

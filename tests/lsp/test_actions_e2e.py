@@ -14,9 +14,11 @@ import pytest
 import pytest_asyncio
 import tree_sitter
 import tree_sitter_python
-from lsp_harness import Session, make_one_token_checkpoint, start_server, wait_until
+from lsp_harness import Session, start_server, wait_until
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+
+from engine.testing import make_one_token_checkpoint
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -11,7 +11,6 @@ import {
   LanguageClientOptions,
   ServerOptions,
   State,
-  TransportKind,
 } from "vscode-languageclient/node";
 import {
   LspRange,
@@ -95,7 +94,9 @@ async function startClient(): Promise<void> {
     return;
   }
   output.appendLine(`starting server: ${describeCommandLine(line)}`);
-  const serverOptions: ServerOptions = { command: line.command, args: line.args, transport: TransportKind.stdio };
+  // No `transport`: with TransportKind.stdio the client appends `--stdio`, which `dcomplete serve` rejects;
+  // without it, it still talks over the process's stdio.
+  const serverOptions: ServerOptions = { command: line.command, args: line.args };
   const settings = readSettings();
   const languages = settings.languages ?? ["python"];
   const clientOptions: LanguageClientOptions = {
