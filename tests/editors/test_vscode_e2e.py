@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from code_server import CHROMIUM, CodeServer, ensure_system_packages, install_code_server
+from code_server import CHROMIUM, CodeServer
 from vscode_build import package_vsix
 
 from engine.testing import make_one_token_checkpoint
@@ -144,10 +144,9 @@ def model(tmp_path: Path) -> str:
 
 @pytest.mark.slow
 def test_ghost_text_tab_and_fill_holes_in_code_server(
-    built_extension: Path, tmp_path: Path, model: str
+    built_extension: Path, code_server_binary: Path, tmp_path: Path, model: str
 ) -> None:
-    ensure_system_packages()
-    binary = install_code_server()
+    binary = code_server_binary
     vsix = package_vsix(built_extension)
 
     workspace = tmp_path / "workspace"
