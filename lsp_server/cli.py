@@ -54,5 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tcp is not None:
         server.start_tcp("127.0.0.1", args.tcp)
     else:
-        server.start_io()
+        from .wire import ResyncingStdin
+
+        server.start_io(stdin=ResyncingStdin(sys.stdin.buffer))  # type: ignore[arg-type]
     return 0

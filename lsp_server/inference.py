@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import faults
 from .settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -128,6 +129,7 @@ class InferenceBackend:
             max_grow = max(0, settings.max_tokens - max(job.spots[0].n_masks for job in fill_jobs))
         options = infill.FillOptions(instruction=instruction, max_grow=max_grow)
         self.runs += 1
+        faults.inject()
         results = infill.fill_many(
             self._require_engine(),
             fill_jobs,
