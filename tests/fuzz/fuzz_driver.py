@@ -73,6 +73,7 @@ class FuzzSession:
         self.checks: dict[Any, tuple[str, tuple[int, str] | None, str]] = {}
         self.valid: dict[Any, str] = {}
         self.answers: dict[Any, dict[str, Any]] = {}
+        self.statuses: list[dict[str, Any]] = []
 
     def problem(self, text: str) -> None:
         if len(self.report.problems) < 30:
@@ -98,6 +99,8 @@ class FuzzSession:
         if message is None:
             self.report.crashed = True
             raise ServerDied(f"the server closed its output (exit status {self.server.process.poll()})")
+        if message.get("method") == "dcomplete/status":
+            self.statuses.append(message.get("params") or {})
         if "id" not in message or "method" in message or message["id"] == "fuzz-shutdown":
             return True
         msg_id = message["id"]
