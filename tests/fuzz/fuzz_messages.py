@@ -219,13 +219,19 @@ class Fuzzer:
         uri = self.open_uri()
         if uri is None:
             return self.open_document()
+        valid = True
         if self.rng.random() < 0.5:
-            arguments = [{"uri": uri}]
+            arguments: list[dict[str, Any]] = [{"uri": uri}]
             name = "dcomplete.fillHoles"
         else:
-            arguments = [{"uri": uri, "range": self.lsp_range(self.range_in(uri))}]
+            span = self.range_in(uri)
+            arguments = [{"uri": uri, "range": self.lsp_range(span)}]
             name = "dcomplete.regenerateSelection"
-        return self.request("workspace/executeCommand", {"command": name, "arguments": arguments}, "command")
+            # the server regenerates whole lines from the start's line on: the empty line after a final
+            # line break is not one it can regenerate (an InvalidParams answer is right there)
+            text = self.mirror.texts[uri]
+            valid = span[0] < text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        return self.request("workspace/executeCommand", {"command": name, "arguments": arguments}, "command", valid)
 
     # -- hostile traffic --------------------------------------------------------------------------
 
