@@ -1,4 +1,4 @@
-"""pygls' LanguageServerProtocol with three changes the server relies on.
+"""pygls' LanguageServerProtocol with the changes the server relies on.
 
 1. A request whose params do not match the LSP types gets an InvalidParams *response* naming the bad
    field. (pygls 2.1 only logs it, so the client waits forever for an answer.)
