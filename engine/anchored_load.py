@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import safe_open
 
 from engine.gguf_base import base_folder, read_shape
 from engine.models.anchored import AdapterShape, AnchoredModel
@@ -35,8 +34,9 @@ def build_anchored(base: str, shape: AdapterShape, device: torch.device, dtype: 
     model.adapter.to_empty(device=device)
     init_adapter(model)
     if adapter_file is not None:
-        with safe_open(str(adapter_file), framework="pt", device=str(device)) as f:
-            state = {name: f.get_tensor(name) for name in f.keys()}
+        from engine.checkpoint import read_safetensors
+
+        state = read_safetensors(adapter_file, device)
         missing, unexpected = model.adapter.load_state_dict(state, strict=False)
         if missing or unexpected:
             from engine.checkpoint import CheckpointError

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import safe_open
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 from torch import nn
 
@@ -60,9 +60,17 @@ def weight_files(folder: Path) -> list[Path]:
 
 def iter_tensors(files: list[Path], device: torch.device) -> Iterator[tuple[str, torch.Tensor]]:
     for path in files:
+        yield from read_safetensors(path, device).items()
+
+
+def read_safetensors(path: Path, device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
+    """Every tensor of one safetensors file; a truncated or corrupted file is a CheckpointError naming it."""
+    try:
         with safe_open(str(path), framework="pt", device=str(device)) as f:
-            for name in f.keys():
-                yield name, f.get_tensor(name)
+            return {name: f.get_tensor(name) for name in f.keys()}
+    except (SafetensorError, OSError, ValueError) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CheckpointError(f"{path}: not a readable safetensors file ({detail})") from None
 
 
 def load_weights(

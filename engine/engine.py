@@ -83,6 +83,11 @@ class Engine:
             self._docs.put(doc_id, keep)
         return results
 
+    @property
+    def doc_cache(self) -> DocCache:
+        """Documents' cached keys/values across requests: `len`, `nbytes`, `set_budget(bytes)`."""
+        return self._docs
+
     def forget(self, doc_id: str) -> None:
         """Drop a document's cached keys/values (e.g. when it is closed)."""
         self._docs.forget(doc_id)

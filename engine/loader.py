@@ -151,16 +151,12 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
         files = weight_files(folder) if family.shape is not None else []
     except (CheckpointError, ValueError) as exc:
         raise ModelLoadError(f"model {spec}: {exc}") from None
-    from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()  # AutoTokenizer warns about model types it does not know (Dream)
     tokenizer = None
     if family.shape is not None:
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
-        except Exception as exc:  # transformers raises many unrelated types for a broken tokenizer
-            raise ModelLoadError(f"model {spec}: cannot load its tokenizer ({exc.__class__.__name__}: {exc})") from None
+        tokenizer = _load_tokenizer(spec, folder)
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
     if family.shape is None:
@@ -177,6 +173,29 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
     return LoadedModel(folder, family, model, tokenizer, special_tokens(cfg, tokenizer, folder), max_length, dev, dt)
 
 
+def _load_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
+    except Exception as exc:  # transformers raises many unrelated types for a broken tokenizer
+        raise ModelLoadError(f"model {spec}: cannot load its tokenizer {_tokenizer_file(folder)} "
+                             f"({_one_line(exc)})") from None
+
+
+def _tokenizer_file(folder: Path) -> Path:
+    """The file a broken tokenizer most likely comes from: tokenizer.json when there is one."""
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.json"):
+        if (folder / name).exists():
+            return folder / name
+    return folder
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{exc.__class__.__name__}: {text[0]}" if text else exc.__class__.__name__
+
+
 def _prepare(model: Transformer, dtype: str | None) -> None:
     model.eval()
     model.fuse_for_inference()
@@ -189,18 +208,17 @@ def _prepare(model: Transformer, dtype: str | None) -> None:
 def _load_anchored(spec, folder: Path, cfg: dict[str, Any], family: Family, dev: torch.device,
                    dt: torch.dtype, dtype: str | None) -> LoadedModel:
     """A GGUF base (`cfg["base"]`) plus the folder's adapter; the tokenizer comes with the base."""
-    from transformers import AutoTokenizer
 
     from engine.anchored_load import ADAPTER_FILE, adapter_shape, build_anchored
     from engine.gguf_base import GGUFError
 
     try:
         model, base = build_anchored(str(cfg["base"]), adapter_shape(cfg), dev, dt, folder / ADAPTER_FILE)
-        tokenizer = AutoTokenizer.from_pretrained(str(base))
     except (GGUFError, CheckpointError) as exc:
         raise ModelLoadError(f"model {spec}: {exc}") from None
     except KeyError as exc:
         raise ModelLoadError(f"model {spec}: config.json has no {exc}") from None
+    tokenizer = _load_tokenizer(spec, base)
     _prepare(model, dtype)
     max_length = min(int(cfg.get("context", cfg.get("max_position_embeddings", 4096))), CONTEXT_CAP)
     eos = int(cfg.get("eos_token_id", 0))

@@ -30,12 +30,33 @@ class DocKV:
     spans: list[tuple[int, int]] | None = None  # the canvas's spans, for families whose cache follows them
 
 
-class DocCache:
-    """A small LRU of DocKV by document id."""
+    @property
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for layer in self.layers for t in (layer.k, layer.v))
 
-    def __init__(self, capacity: int = 8) -> None:
+
+DEFAULT_BUDGET_BYTES = 256 * 1024 * 1024
+
+
+class DocCache:
+    """An LRU of DocKV by document id, bounded by entries and by bytes (the least recently used
+    documents go first; an entry larger than the whole budget is not kept)."""
+
+    def __init__(self, capacity: int = 8, budget_bytes: int = DEFAULT_BUDGET_BYTES) -> None:
         self.capacity = capacity
+        self.budget_bytes = budget_bytes
         self._items: OrderedDict[str, DocKV] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(kv.nbytes for kv in self._items.values())
+
+    def set_budget(self, budget_bytes: int) -> None:
+        self.budget_bytes = budget_bytes
+        self._trim()
 
     def get(self, doc_id: str | None) -> DocKV | None:
         if doc_id is None or doc_id not in self._items:
@@ -46,8 +67,13 @@ class DocCache:
     def put(self, doc_id: str, kv: DocKV) -> None:
         self._items[doc_id] = kv
         self._items.move_to_end(doc_id)
-        while len(self._items) > self.capacity:
-            self._items.popitem(last=False)
+        self._trim()
+
+    def _trim(self) -> None:
+        total = self.nbytes
+        while self._items and (len(self._items) > self.capacity or total > self.budget_bytes):
+            _, dropped = self._items.popitem(last=False)
+            total -= dropped.nbytes
 
     def forget(self, doc_id: str) -> None:
         self._items.pop(doc_id, None)

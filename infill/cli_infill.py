@@ -16,7 +16,7 @@ from infill.cli_common import (
     result_json,
     say,
 )
-from infill.files import BadInput, atomic_write, read_source, unified_diff
+from infill.files import BadInput, atomic_write, read_source, sweep_stale_temps, unified_diff
 from infill.fill import fill
 from infill.languages import UnsupportedLanguage, language_for_path
 from infill.spots import Spot, apply_edits
@@ -119,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"dcomplete: {path}: {note}", file=sys.stderr)
     new_text = apply_edits(text, result.edits)
     if args.write and new_text != text:
+        sweep_stale_temps([path])
         atomic_write(path, new_text)
     if args.json:
         print(dump_json(result_json(path, text, result)))

@@ -20,7 +20,7 @@ from infill.cli_common import (
     result_json,
     say,
 )
-from infill.files import BadInput, atomic_write, read_source, unified_diff
+from infill.files import BadInput, atomic_write, read_source, sweep_stale_temps, unified_diff
 from infill.fill import FillJob, FillOptions, FillResult
 from infill.holes import find_holes
 from infill.languages import LanguageSpec, UnsupportedLanguage, language_for_path
@@ -185,6 +185,9 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput("--check runs after --write; add --write")
     _path_after_ray(args)
     plans = plan_files(args)
+    if args.write:
+        for stale in sweep_stale_temps([plan.path for plan in plans]):
+            print(f"dcomplete: removed {stale}, left by an interrupted write", file=sys.stderr)
     try:
         found = sum(len(spots_for(plan, args)) for plan in plans)
     except BadQuery as exc:

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 BINARY_PROBE = 8192
+TEMP_SUFFIX = ".dcomplete-tmp"
 
 
 class BadInput(ValueError):
@@ -63,12 +64,14 @@ def _lines(text: str) -> list[str]:
 def atomic_write(path: str | os.PathLike[str], text: str) -> None:
     """Replace the file's contents in one step: a temp file in the same folder, fsync, os.replace.
 
-    The file keeps its permission bits; a symlink is followed, so the link stays a link.
+    The file keeps its permission bits; a symlink is followed, so the link stays a link. The temp file's
+    name holds the writer's pid: a process killed between mkstemp and os.replace leaves it behind, and
+    `sweep_stale_temps` removes it on the next run once that pid is gone.
     """
     target = os.path.realpath(path)
     folder, name = os.path.split(target)
     mode = stat.S_IMODE(os.stat(target).st_mode)
-    handle, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".dcomplete-tmp")
+    handle, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.{os.getpid()}.", suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(text.encode("utf-8"))
@@ -87,3 +90,53 @@ def atomic_write(path: str | os.PathLike[str], text: str) -> None:
         os.fsync(directory)
     finally:
         os.close(directory)
+
+
+def sweep_stale_temps(paths: list[str]) -> list[str]:
+    """Remove temp files that `atomic_write` left next to `paths` in a process that no longer runs (it
+    was killed mid-write); the removed paths. Temp files of a live process are left alone."""
+    removed = []
+    for folder, names in _by_folder(paths).items():
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            owner = _temp_owner(entry, names)
+            if owner is None or _pid_alive(owner):
+                continue
+            try:
+                os.unlink(os.path.join(folder, entry))
+                removed.append(os.path.join(folder, entry))
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+def _by_folder(paths: list[str]) -> dict[str, set[str]]:
+    folders: dict[str, set[str]] = {}
+    for path in paths:
+        folder, name = os.path.split(os.path.realpath(path))
+        folders.setdefault(folder, set()).add(name)
+    return folders
+
+
+def _temp_owner(entry: str, names: set[str]) -> int | None:
+    """The pid in `.NAME.PID.RANDOM.dcomplete-tmp` when NAME is one of `names`, else None."""
+    if not (entry.startswith(".") and entry.endswith(TEMP_SUFFIX)):
+        return None
+    stem, _, _random = entry[1 : -len(TEMP_SUFFIX)].rpartition(".")
+    name, _, pid = stem.rpartition(".")
+    return int(pid) if name in names and pid.isdigit() else None
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

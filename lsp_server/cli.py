@@ -16,6 +16,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead of stdio (for debugging)"
     )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="with --tcp: the address to bind (default loopback only; the "
+        "protocol has no authentication, so anyone who can connect can read the documents sent to it)"
+    )
     parser.add_argument("--log-file", metavar="PATH", help="write the server log here (stderr otherwise)")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return parser
@@ -52,7 +56,11 @@ def main(argv: list[str] | None = None) -> int:
 
     server = build_server()
     if args.tcp is not None:
-        server.start_tcp("127.0.0.1", args.tcp)
+        if args.host not in ("127.0.0.1", "::1", "localhost"):
+            logging.getLogger(__name__).warning("listening on %s:%d, reachable from other machines", args.host, args.tcp)
+        server.start_tcp(args.host, args.tcp)
     else:
-        server.start_io()
+        from .wire import ResyncingStdin
+
+        server.start_io(stdin=ResyncingStdin(sys.stdin.buffer))  # type: ignore[arg-type]
     return 0

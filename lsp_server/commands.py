@@ -116,7 +116,7 @@ class CommandRunner:
             progress.end()
         if outcome is None or outcome.cancelled:
             return None
-        if document.version != version or session.documents.get(uri) is not document:
+        if document.version != version or uri not in session.documents or session.documents.get(uri) is not document:
             self._tell(
                 types.MessageType.Warning, f"{title}: {uri} changed while the model ran; nothing applied"
             )

@@ -7,6 +7,8 @@ plus one incremental reparse, so the tree always matches the text.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -15,6 +17,20 @@ import tree_sitter
 from .positions import Encoding, byte_point, end_point_after, offset_at
 
 _PARSERS: dict[str, tree_sitter.Parser | None] = {}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """`text` with lone UTF-16 surrogates (valid JSON, invalid Unicode) replaced by U+FFFD.
+
+    JSON decoding joins every valid pair, so a surrogate left in a `str` is a lone one; it cannot be
+    encoded for tree-sitter or the tokenizer. U+FFFD is one UTF-16 unit like the surrogate, so the
+    client's positions still point at the same places."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def parser_for(language_id: str) -> tree_sitter.Parser | None:
@@ -78,6 +94,10 @@ class Document:
         assert parser is not None
         self.tree = parser.parse(self.text.encode("utf-8"), self.tree)
 
+    def digest(self) -> str:
+        """sha256 of the UTF-8 text: lets a client check that the server's copy equals its own."""
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
     def has_syntax_errors(self) -> bool:
         return self.tree is not None and self.tree.root_node.has_error
 
@@ -95,15 +115,23 @@ class DocumentStore:
         self._documents: dict[str, Document] = {}
 
     def open(self, uri: str, language_id: str, version: int, text: str) -> Document:
-        document = Document(uri, language_id, version, text)
+        document = Document(uri, language_id, version, clean_text(text))
         document.tree = document.parse_fresh()
         self._documents[uri] = document
         return document
 
     def change(self, uri: str, version: int, changes: Iterable[TextChange]) -> Document:
+        """Apply `changes` in order, all or none: a change that cannot apply (a negative position) leaves
+        the document as it was."""
         document = self.get(uri)
-        for change in changes:
-            document.apply(change, self.encoding)
+        before = document.text
+        try:
+            for change in changes:
+                document.apply(TextChange(clean_text(change.text), change.start, change.end), self.encoding)
+        except ValueError:
+            document.text = before
+            document.tree = document.parse_fresh()  # the tree was edited in place
+            raise
         document.version = version
         return document
 

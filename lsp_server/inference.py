@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import faults
 from .settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -127,9 +128,12 @@ class InferenceBackend:
         if all(len(job.spots) == 1 for job in fill_jobs):
             max_grow = max(0, settings.max_tokens - max(job.spots[0].n_masks for job in fill_jobs))
         options = infill.FillOptions(instruction=instruction, max_grow=max_grow)
+        engine = self._require_engine()
+        engine.doc_cache.set_budget(settings.cache_mb << 20)
         self.runs += 1
+        faults.inject()
         results = infill.fill_many(
-            self._require_engine(),
+            engine,
             fill_jobs,
             self._params(settings, seed, temperature),
             cancel=cancel,

@@ -6,6 +6,7 @@ reaches them, and model work happens on the scheduler's worker thread, never on 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from lsprotocol import types
@@ -17,6 +18,10 @@ from .commands import CommandRunner
 from .protocol import DcompleteProtocol
 from .session import Session
 
+DOCUMENT_STATE = "dcomplete/documentState"
+
+logger = logging.getLogger(__name__)
+
 
 class DcompleteServer(LanguageServer):
     def __init__(self) -> None:
@@ -24,6 +29,17 @@ class DcompleteServer(LanguageServer):
         self.session = Session(self)
         self.commands = CommandRunner(self.session)
         self.protocol.on_cancel = self.session.cancel_request  # type: ignore[attr-defined]
+        self._reported_bad_input = False
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A notification or message the server could not handle (requests get error responses).
+
+        Hostile or broken input can do this on every message, so the user is told once per session
+        and the rest goes to the log."""
+        logger.warning("could not handle a message: %s", error)
+        if not self._reported_bad_input:
+            self._reported_bad_input = True
+            super().report_server_error(error, source)
 
 
 def build_server() -> DcompleteServer:
@@ -81,6 +97,10 @@ def build_server() -> DcompleteServer:
         return code_actions(
             document.uri, params.range, document.text, document.language_id, params.context.only
         )
+
+    @server.feature(DOCUMENT_STATE)
+    def document_state(ls: DcompleteServer, params: Any) -> dict[str, Any]:
+        return ls.session.document_state(params)
 
     @server.command(REGENERATE_SELECTION)
     async def regenerate_selection(ls: DcompleteServer, *arguments: Any) -> Any:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from .completion import (
     CompletionQuery,
@@ -25,6 +25,7 @@ from .completion import (
     to_suggestion,
 )
 from .documents import Document, DocumentStore, TextChange, UnknownDocument
+from .failures import FailureReporter
 from .feedback import FeedbackLog
 from .inference import InferenceBackend, LoadFailure, Outcome
 from .positions import normalize_encoding
@@ -53,6 +54,7 @@ class Session:
         self._cancelled_early: dict[Any, None] = {}  # insertion-ordered, trimmed to the newest 256
         self._shown_failure: LoadFailure | None = None
         self._pending_problems: list[str] = []
+        self.failures = FailureReporter(lambda error: self._notify_status(error))
 
     # -- lifecycle and settings -------------------------------------------------------------------
 
@@ -141,6 +143,15 @@ class Session:
         except UnknownDocument as error:
             raise JsonRpcInvalidParams(str(error)) from None
 
+    def document_state(self, params: Any) -> dict[str, Any]:
+        """`dcomplete/documentState` {uri}: the server's copy of a document as {uri, version, sha256,
+        length} (length in code points), so a client can check that both copies agree."""
+        uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
+        if not isinstance(uri, str):
+            raise JsonRpcInvalidParams("dcomplete/documentState: params need a string `uri`")
+        document = self.document(uri)
+        return {"uri": uri, "version": document.version, "sha256": document.digest(), "length": len(document.text)}
+
     # -- jobs -------------------------------------------------------------------------------------
 
     def cancel_request(self, msg_id: Any) -> None:
@@ -178,8 +189,13 @@ class Session:
 
         try:
             result = await self.scheduler.run(ticket, with_model, debounce_s)
+        except (JsonRpcException, ValueError):  # bad input: the caller names it
+            raise
+        except Exception as error:  # the engine failed: this request gets an error, the server stays up
+            raise self.failures.failed(error) from None
         finally:
             self._tickets_by_request.pop(msg_id, None)
+        self.failures.succeeded()
         if isinstance(result, LoadFailure):
             self._report_failure(result)
             return None
@@ -258,11 +274,14 @@ class Session:
         text_document = self.server.client_capabilities.text_document
         return bool(text_document and text_document.inline_completion is not None)
 
-    def _notify_status(self) -> None:
-        """{model, device, inferences, lastLatencyMs}; before the first completion the latency is left out."""
+    def _notify_status(self, error: str | None = None) -> None:
+        """{model, device, inferences, lastLatencyMs, error}; before the first completion the latency is
+        left out; `error` only in the one notification that reports a failure (failures.py)."""
         status: dict[str, object] = {
             "model": self.settings.model, "device": self.backend.device_name, "inferences": self.backend.runs
         }
+        if error is not None:
+            status["error"] = error
         if self.last_latency_ms is not None:
             status["lastLatencyMs"] = self.last_latency_ms
         self.server.protocol.notify(STATUS_NOTIFICATION, status)

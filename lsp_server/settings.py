@@ -35,6 +35,9 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
     """Automatic inline requests wait this long; a newer keystroke in the window replaces them. 0 by
     default: a newer request already supersedes a running one (which stops at its next step), and any
     wait here adds to the latency of every suggestion; raise it to spend less compute while typing."""
+    cache_mb: Annotated[int, msgspec.Meta(ge=0, le=65536)] = 256
+    """MiB of model keys/values kept across requests for the documents used last (LRU by bytes); a closed
+    document's are freed at once; 0 keeps none."""
     multiline: bool = True
     """Offer multi-line completions; off keeps only the first line."""
     languages: list[str] = msgspec.field(default_factory=lambda: ["python"])

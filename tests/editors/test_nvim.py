@@ -275,3 +275,42 @@ def test_checkhealth_and_statusline(make_session, source_file: Path) -> None:
         lambda: session.lua("return require('dcomplete').statusline()"), 5, "a dcomplete/status notification"
     )
     assert "cpu" in status and "ms" in status, status
+
+
+def server_pids(session: NvimSession) -> list[int]:
+    """Processes running the language server under this Neovim (found through /proc)."""
+    nvim_pid = session.lua("return vim.fn.getpid()")
+    found = []
+    for children in Path(f"/proc/{nvim_pid}/task").glob("*/children"):
+        for pid in children.read_text().split():
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes() if Path(f"/proc/{pid}/cmdline").exists() else b""
+            if b"lsp_server" in cmdline:
+                found.append(int(pid))
+    return found
+
+
+@pytest.mark.slow
+def test_a_killed_server_is_restarted_and_completion_works_again(make_session, source_file: Path) -> None:
+    import os
+    import signal
+
+    session = make_session("extmark")
+    session.open(source_file)
+    first_client = session.lua("return vim.lsp.get_clients({ bufnr = 0, name = 'dcomplete' })[1].id")
+    [pid] = server_pids(session)
+    os.kill(pid, signal.SIGKILL)
+
+    def reattached() -> bool:
+        return session.lua(
+            "local c = vim.lsp.get_clients({ bufnr = 0, name = 'dcomplete' })[1]"
+            " return c ~= nil and c.id ~= ... and c.initialized == true"
+            " and require('dcomplete').renderer_name() ~= nil",
+            first_client,
+        )
+
+    session.wait_for(reattached, 60, "a new dcomplete client attached to the buffer")
+    new_pids = server_pids(session)
+    assert new_pids and pid not in new_pids
+    assert "restarting it" in session.nvim.command_output("messages")
+    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
+    wait_for_ghost(session)

@@ -197,8 +197,8 @@ class RawConnection:
         self._next_id = 0
 
     @classmethod
-    async def start(cls, tmp_path: Path) -> RawConnection:
-        env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "PYTHONPATH": str(REPO)}
+    async def start(cls, tmp_path: Path, extra_env: dict[str, str] | None = None) -> RawConnection:
+        env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "PYTHONPATH": str(REPO), **(extra_env or {})}
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",

@@ -5,7 +5,9 @@
  */
 import * as vscode from "vscode";
 import {
+  CloseAction,
   DidChangeConfigurationNotification,
+  ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
@@ -21,6 +23,7 @@ import {
   regenerateArgs,
   wholeLineRange,
 } from "./commandArgs";
+import { RestartBudget } from "./restartPolicy";
 import { buildServerCommand, describeCommandLine } from "./serverCommand";
 import {
   ServerSettings,
@@ -46,6 +49,7 @@ let statusItem: vscode.StatusBarItem;
 let output: vscode.LogOutputChannel;
 let serverStatus: ServerStatus = {};
 let clientState: ClientState = "stopped";
+const restarts = new RestartBudget();
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel("dcomplete", { log: true });
@@ -106,6 +110,14 @@ async function startClient(): Promise<void> {
     ]),
     initializationOptions: initializationOptions(settings),
     outputChannel: output,
+    errorHandler: {
+      error: () => ({ action: ErrorAction.Continue, handled: true }),
+      closed: () => {
+        const decision = restarts.onClosed();
+        output.appendLine(decision.message);
+        return { action: decision.restart ? CloseAction.Restart : CloseAction.DoNotRestart, message: decision.message };
+      },
+    },
     middleware: {
       executeCommand: async (command, args, next) => {
         const complete = missingInstruction(command, args);
@@ -155,6 +167,7 @@ async function stopClient(): Promise<void> {
 }
 
 async function restartServer(): Promise<void> {
+  restarts.reset();
   await stopClient();
   serverStatus = {};
   await startClient();

@@ -12,6 +12,7 @@ export interface ServerSettings {
   block?: number;
   maxTokens?: number;
   debounceMs?: number;
+  cacheMb?: number;
   multiline?: boolean;
   languages?: string[];
 }
@@ -25,6 +26,7 @@ export const SERVER_SETTING_KEYS = [
   "block",
   "maxTokens",
   "debounceMs",
+  "cacheMb",
   "multiline",
   "languages",
 ] as const;
@@ -35,7 +37,7 @@ export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 export type ConfigReader = (key: string) => unknown;
 
 /** steps 0 lets the confidence threshold alone decide; maxTokens must leave room for one token. */
-const INTEGER_KEYS: ReadonlySet<string> = new Set(["steps", "block", "maxTokens", "debounceMs"]);
+const INTEGER_KEYS: ReadonlySet<string> = new Set(["steps", "block", "maxTokens", "debounceMs", "cacheMb"]);
 
 /**
  * Values that mean "let the server choose" (unset, null, empty string, "auto" device) are left out,

@@ -26,6 +26,7 @@ test("every server setting is forwarded under its own name", () => {
     block: 8,
     maxTokens: 64,
     debounceMs: 0,
+    cacheMb: 64,
     multiline: false,
     languages: ["python", "lua"],
   };

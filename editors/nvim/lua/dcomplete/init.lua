@@ -166,11 +166,7 @@ function M.setup(opts)
       end
     end,
   })
-  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(bufnr) and vim.tbl_contains(config.filetypes, vim.bo[bufnr].filetype) then
-      server.start(bufnr, config)
-    end
-  end
+  server.start_all(config)
 end
 
 local function whole_lines_range(bufnr, line1, line2)

@@ -22,6 +22,53 @@ local function root_dir(bufnr, markers)
   return name ~= '' and vim.fs.dirname(name) or vim.fn.getcwd()
 end
 
+--- Restarts after a crash: at most RESTART_LIMIT within RESTART_WINDOW_S, then the user is told to act.
+M.RESTART_LIMIT = 5
+M.RESTART_WINDOW_S = 180
+local restarts = {}
+
+--- Whether an exit is a crash to recover from: not a clean exit, not SIGTERM (a stop someone asked
+--- for, such as `client:stop(true)`), and not Neovim quitting.
+local function crashed(code, signal)
+  return (code ~= 0 or signal ~= 0) and signal ~= 15 and vim.v.exiting == vim.NIL
+end
+
+local function allow_restart()
+  local now = vim.uv.now() / 1000
+  restarts = vim.tbl_filter(function(t)
+    return now - t < M.RESTART_WINDOW_S
+  end, restarts)
+  if #restarts >= M.RESTART_LIMIT then
+    return false
+  end
+  restarts[#restarts + 1] = now
+  return true
+end
+
+--- Starts a fresh server for every loaded buffer of the configured filetypes (the crashed client is gone).
+local function restart(config, code, signal)
+  if not allow_restart() then
+    vim.notify(
+      ('dcomplete: the server exited (code %d, signal %d) %d times in %d s; not restarting it again (:e reattaches)')
+        :format(code, signal, M.RESTART_LIMIT, M.RESTART_WINDOW_S),
+      vim.log.levels.ERROR
+    )
+    return
+  end
+  vim.notify(('dcomplete: the server exited (code %d, signal %d); restarting it'):format(code, signal), vim.log.levels.WARN)
+  M.start_all(config)
+end
+
+--- Starts (or reuses) the server for every loaded buffer of the configured filetypes.
+---@param config dcomplete.Config
+function M.start_all(config)
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and vim.tbl_contains(config.filetypes, vim.bo[bufnr].filetype) then
+      M.start(bufnr, config)
+    end
+  end
+end
+
 --- Starts (or reuses) the server for `bufnr`; returns the client id or nil.
 ---@param bufnr integer
 ---@param config dcomplete.Config
@@ -40,6 +87,14 @@ function M.start(bufnr, config)
     root_dir = root_dir(bufnr, config.root_markers),
     init_options = { dcomplete = config.settings },
     settings = { dcomplete = config.settings },
+    on_exit = function(code, signal)
+      if crashed(code, signal) then
+        -- after the exit callbacks: the dead client must be gone before a new one can start
+        vim.defer_fn(function()
+          restart(config, code, signal)
+        end, 200)
+      end
+    end,
     handlers = {
       ['dcomplete/status'] = function(_, params)
         M.status = vim.tbl_extend('force', M.status or {}, params or {})

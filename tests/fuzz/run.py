@@ -1,0 +1,57 @@
+"""Fuzz the real language server: `python tests/fuzz/run.py --messages 10000 --seed 1`.
+
+Prints a table of what was sent and found, then one JSON line. Exit status 0 when every property held
+(no crash, no unanswered or doubly answered request, no document mismatch, the final request worked).
+The model is a tiny random checkpoint built on the fly unless --model names one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from fuzz_driver import FuzzReport, run_fuzz  # noqa: E402
+
+
+def print_report(report: FuzzReport) -> None:
+    print(f"{'message kind':<24} {'sent':>6}")
+    for kind, count in sorted(report.kinds.items(), key=lambda item: -item[1]):
+        print(f"{kind:<24} {count:>6}")
+    print()
+    for key, value in report.summary().items():
+        print(f"{key:<24} {value!s:>12}")
+    for problem in report.problems:
+        print(f"PROBLEM: {problem}")
+    if not report.ok:
+        print(f"FAILED with seed {report.seed}: rerun with `python tests/fuzz/run.py --seed {report.seed} "
+              f"--messages {report.messages}`")
+    print(json.dumps({"bench": "fuzz", "ok": report.ok, **report.summary()}))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--model", help="checkpoint folder (default: a tiny random one)")
+    parser.add_argument("--big-every", type=int, default=2500, help="messages between 10 MB documents (0: none)")
+    parser.add_argument("--log-file", type=Path, help="the server's log")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="dcomplete-fuzz-model-") as folder:
+        model = args.model
+        if model is None:
+            from engine.testing import make_tiny_checkpoint
+
+            model = str(make_tiny_checkpoint(Path(folder), family="dream"))
+        report = run_fuzz(args.messages, args.seed, model, args.log_file, args.big_every)
+    print_report(report)
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
