@@ -87,6 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except ConnectionError as exc:  # the engine server (--engine-url) failed; the sentence names it
+        print(f"dcomplete: {exc}", file=sys.stderr)
+        return 1
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback; DCOMPLETE_DEBUG shows it
         import os
         import traceback

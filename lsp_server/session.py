@@ -78,7 +78,7 @@ class Session:
         previous = self.settings
         self.settings, problems = parse_settings(raw, base=previous)
         self._show_problems(problems)
-        if (previous.model, previous.device) != (self.settings.model, self.settings.device):
+        if previous.engine_key != self.settings.engine_key:
             await self._load_model()
 
     def _can_pull_configuration(self) -> bool:
@@ -102,11 +102,28 @@ class Session:
         if failure == self._shown_failure:
             return
         self._shown_failure = failure
-        message = (
-            f"dcomplete could not load the model `{failure.spec}` ({failure.message}); "
-            "completions stay empty until the `dcomplete.model` setting changes"
-        )
+        if failure.remote:
+            message = (
+                f"dcomplete: {failure.message}; completions stay empty until it answers again "
+                "(it is tried again at the next request)"
+            )
+        else:
+            message = (
+                f"dcomplete could not load the model `{failure.spec}` ({failure.message}); "
+                "completions stay empty until the `dcomplete.model` setting changes"
+            )
         self.server.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
+        self._notify_status()
+
+    def _report_recovery(self) -> None:
+        """The engine server answers again after a failure was shown: say so once."""
+        shown = self._shown_failure
+        if shown is None or not shown.remote or not self.backend.loaded:
+            return
+        self._shown_failure = None
+        message = f"dcomplete: the engine at {shown.spec} answers again"
+        self.server.window_show_message(types.ShowMessageParams(types.MessageType.Info, message))
+        self._notify_status()
 
     def shutdown(self) -> None:
         self.scheduler.shutdown()
@@ -173,8 +190,7 @@ class Session:
         settings = self.settings
 
         def with_model(cancel: CancelCheck) -> T | LoadFailure:
-            failure = self.backend.ensure_loaded(settings)
-            return failure if failure is not None else work(cancel)
+            return self.backend.run(settings, work, cancel)
 
         try:
             result = await self.scheduler.run(ticket, with_model, debounce_s)
@@ -183,6 +199,7 @@ class Session:
         if isinstance(result, LoadFailure):
             self._report_failure(result)
             return None
+        self._report_recovery()
         return result
 
     # -- completion -------------------------------------------------------------------------------
@@ -261,8 +278,13 @@ class Session:
     def _notify_status(self) -> None:
         """{model, device, inferences, lastLatencyMs}; before the first completion the latency is left out."""
         status: dict[str, object] = {
-            "model": self.settings.model, "device": self.backend.device_name, "inferences": self.backend.runs
+            "model": self.settings.model,
+            "device": self.backend.device_name,
+            "inferences": self.backend.runs,
         }
+        if self.settings.engine_url:  # the engine server's model, whatever `model` says
+            status["model"] = self.backend.model_name
+            status["engine"] = "connected" if self.backend.loaded else "unreachable"
         if self.last_latency_ms is not None:
             status["lastLatencyMs"] = self.last_latency_ms
         self.server.protocol.notify(STATUS_NOTIFICATION, status)
