@@ -91,11 +91,11 @@ def fill_options(args: argparse.Namespace, **extra: Any) -> FillOptions:
 
 def load_engine(args: argparse.Namespace) -> Any:
     """The engine `--model` names, loaded here, or the server `--engine-url` names."""
-    if args.engine_url:
+    if getattr(args, "engine_url", None):  # `dcomplete engine` loads with these options too, without it
         from infill.remote_engine import EngineUnavailable, RemoteEngine
 
         try:
-            engine = RemoteEngine(args.engine_url, args.api_key)
+            engine = RemoteEngine(args.engine_url, getattr(args, "api_key", None))
         except EngineUnavailable as exc:
             raise BadInput(f"--engine-url: {exc}") from None
         say(args, f"using engine {engine.name} ({engine.family}) at {engine.url}")
