@@ -73,6 +73,10 @@ class BatchObserver(Protocol):
         """Rows waiting for the engine, after a change."""
         ...
 
+    def running(self, rows: int) -> None:
+        """Rows in the engine call that starts now (0: the call ended)."""
+        ...
+
     def ran(self, report: BatchReport) -> None:
         ...
 
@@ -198,6 +202,8 @@ class Batcher:
         while (batch := self._next_batch()) is not None:
             started = time.perf_counter()
             rows = [row for call in batch for row in call.rows()]
+            if self.observer is not None:
+                self.observer.running(len(rows))
             try:
                 results = self.engine.infill(rows, batch[0].params)
             except BaseException as exc:  # noqa: BLE001 - handed to every caller of the batch
@@ -205,6 +211,9 @@ class Batcher:
                     call.error = exc
                     call.done.set()
                 continue
+            finally:
+                if self.observer is not None:
+                    self.observer.running(0)
             self._report(batch, results, started)
             at = 0
             for call in batch:

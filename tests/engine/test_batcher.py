@@ -69,6 +69,9 @@ class Reports:
             self.depth.append(rows)
             self.changed.notify_all()
 
+    def running(self, rows: int) -> None:
+        pass
+
     def ran(self, report: BatchReport) -> None:
         self.batches.append(report)
 
