@@ -22,6 +22,7 @@ from infill.files import BadInput
 SUBCOMMANDS: tuple[tuple[str, str | None, str | None], ...] = (
     ("infill.cli_infill", None, None),
     ("infill.cli_refactor", None, None),
+    ("infill.engine_server.cli", None, None),
     (
         "lsp_server.cli",
         "serve",
@@ -35,6 +36,7 @@ EPILOG = """examples:
   dcomplete infill app.py:12 --json --seed 3    the edit as JSON (LSP positions, token ids, stats)
   dcomplete refactor src --holes --write        fill every `# <|hole|>` line under src/
   dcomplete refactor a.py b.py --function-regex '^test_' --check 'pytest -q'
+  dcomplete engine --port 8765                  serve the engine over HTTP to many editors
 """
 
 
