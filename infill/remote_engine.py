@@ -32,7 +32,6 @@ import msgspec
 from engine import DenoiseParams, InfillRequest, InfillResult, Span, SpecialTokens, Stats
 
 POLL_SECONDS = 0.05
-SUPERSEDE_HEADER = "X-Dcomplete-Supersede"
 
 
 class EngineUnavailable(ConnectionError):
@@ -55,13 +54,11 @@ class RemoteEngine:
             self.max_length = int(info["max_length"])
             self.left_to_right = bool(info["left_to_right"])
             self.max_right = None if info.get("max_right") is None else int(info["max_right"])
-            self.special = SpecialTokens(**{k: int(v) for k, v in info["special"].items()})
+            self.special = SpecialTokens(**{k: None if v is None else int(v) for k, v in info["special"].items()})
             self.tokenizer = _tokenizer_from_files(info["tokenizer_files"])
         except (KeyError, TypeError, ValueError) as error:
             raise EngineUnavailable(f"engine at {self.url} answered /v1/engine without {error}") from None
-        self.device = self.url
-        self.supersede_key: str | None = None
-        """Sent as `X-Dcomplete-Supersede`: a newer call with the same key replaces a running one."""
+        self.device = str(info.get("device") or self.url)
 
     def infill(
         self,
@@ -74,11 +71,19 @@ class RemoteEngine:
         body = {"canvases": [_canvas(r) for r in requests], "params": _params(params or DenoiseParams())}
         answer = self._request("POST", "/v1/infill", body, cancel)
         if answer is None:
-            return [InfillResult(list(r.canvas), [], Stats(), cancelled=True) for r in requests]
+            return [self._unfilled(r.canvas) for r in requests]
         try:
             return [_result(item) for item in answer["results"]]
         except (KeyError, TypeError, ValueError) as error:
             raise EngineUnavailable(f"engine at {self.url} answered /v1/infill without {error}") from None
+
+    def _unfilled(self, canvas: Sequence[int]) -> InfillResult:
+        """What a call cancelled before its answer leaves: the canvas as sent, one span per mask run."""
+        mask = self.special.mask_id
+        starts = [i for i, t in enumerate(canvas) if t == mask and (i == 0 or canvas[i - 1] != mask)]
+        ends = [i + 1 for i, t in enumerate(canvas) if t == mask and (i + 1 == len(canvas) or canvas[i + 1] != mask)]
+        spans = [Span(s, e, list(canvas[s:e])) for s, e in zip(starts, ends)]
+        return InfillResult(list(canvas), spans, Stats(), cancelled=True)
 
     def forget(self, doc_id: str) -> None:
         """The server keeps per-document caches under its own budget; nothing to send."""
@@ -91,8 +96,6 @@ class RemoteEngine:
         headers = {"Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        if self.supersede_key and body is not None:
-            headers[SUPERSEDE_HEADER] = self.supersede_key
         payload = None
         if body is not None:
             payload = msgspec.json.encode(body)

@@ -99,7 +99,9 @@ class Session:
             self._report_failure(failure)
 
     def _report_failure(self, failure: LoadFailure) -> None:
-        if failure == self._shown_failure:
+        """Once per failure; an engine server that stays down is one failure, whatever each try says."""
+        shown = self._shown_failure
+        if failure == shown or (failure.remote and shown is not None and shown.remote and shown.spec == failure.spec):
             return
         self._shown_failure = failure
         if failure.remote:

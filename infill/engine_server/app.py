@@ -108,7 +108,8 @@ def engine_info(engine: Engine, name: str) -> schemas.EngineInfo:
                 continue  # binary files (a sentencepiece model) are not part of the contract
     sp = engine.special
     return schemas.EngineInfo(name, engine.family, engine.max_length, engine.left_to_right, engine.max_right,
-                              schemas.SpecialOut(sp.mask_id, sp.eos_id, sp.pad_id, sp.bos_id), files)
+                              schemas.SpecialOut(sp.mask_id, sp.eos_id, sp.pad_id, sp.bos_id), files,
+                              str(engine.device))
 
 
 # -- helpers ----------------------------------------------------------------------------------------

@@ -131,6 +131,7 @@ class EngineInfo(msgspec.Struct):
     max_right: int | None
     special: SpecialOut
     tokenizer_files: dict[str, str]
+    device: str = ""
 
 
 # -- borrowed shapes ----------------------------------------------------------------------------
