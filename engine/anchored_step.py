@@ -121,6 +121,8 @@ class AnchoredPredictor:
             open_gap = gap & self._open_spans(batch)
             need = batch.real & ~masked & (self.kv.ids != batch.x) & (~gap | open_gap)
             need[rows_m, pos_m - 1] = True
+        if batch.live is not None:
+            need &= batch.live[:, None]  # a row that left the batch is not computed
         group = need.any(-1).nonzero().flatten()
         self.positions += need.sum(-1).cpu()
         local = torch.full((batch.x.shape[0],), -1, dtype=torch.long, device=batch.x.device)

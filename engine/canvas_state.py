@@ -84,6 +84,7 @@ class CanvasBatch:
     pad_id: int
     lengths: list[int] = field(default_factory=list)
     drafts: torch.Tensor | None = None  # (B, L) bool: tokens written as drafts, not yet verified
+    live: torch.Tensor | None = None  # (B,) bool: False for a row that left the batch (`leave`)
 
     @classmethod
     def build(cls, canvases: list[list[int]], max_grow: list[int], mask_id: int, pad_id: int, device,
@@ -102,11 +103,27 @@ class CanvasBatch:
         ends = ends or [()] * len(canvases)
         rows = [RowSpans(find_spans(ids, mask_id), 0, g, s, ld, e)
                 for ids, g, s, ld, e in zip(canvases, max_grow, stops, leads, ends)]
-        return cls(x.to(device), real.to(device), rows, mask_id, pad_id, lengths)
+        live = torch.ones(len(canvases), dtype=torch.bool, device=device)
+        return cls(x.to(device), real.to(device), rows, mask_id, pad_id, lengths, live=live)
 
     @property
     def masked(self) -> torch.Tensor:
-        return (self.x == self.mask_id) & self.real
+        """(B, L): the masks still to fill; a row that left the batch has none."""
+        masked = (self.x == self.mask_id) & self.real
+        return masked if self.live is None else masked & self.live[:, None]
+
+    def is_live(self, b: int) -> bool:
+        return self.live is None or bool(self.live[b])
+
+    def leave(self, b: int) -> None:
+        """Row b leaves the batch (its request was cancelled): its masks stay masks, its unverified drafts
+        become masks again, and from now on it is never a candidate, a query or a step of its own."""
+        if self.live is None:
+            self.live = torch.ones(self.x.shape[0], dtype=torch.bool, device=self.x.device)
+        self.live[b] = False
+        if self.drafts is not None:
+            self.x[b][self.drafts[b]] = self.mask_id
+            self.drafts[b] = False
 
     def leading_masks(self, block: int) -> torch.Tensor:
         """(B, L): the first `block` masks of every span, left to right (all masks when block is 0); only
@@ -138,7 +155,7 @@ class CanvasBatch:
         out = torch.zeros_like(self.real)
         for b, row in enumerate(self.rows):
             for i, (start, _) in enumerate(row.spans):
-                if row.lead_of(i) is None:
+                if row.lead_of(i) is None or not self.is_live(b):
                     continue
                 first, allowed = self._lead_state(b, i)
                 if allowed is not None:

@@ -70,7 +70,11 @@ class InfillRequest:
     only after it.
 
     `span_ends[i]`: for a left-to-right family, when span i's text is complete (`canvas_state.SpanEnd`):
-    its masks then become end tokens, as after an end token."""
+    its masks then become end tokens, as after an end token.
+
+    `cancel`: polled before every step while the row still has masks; once it returns True the row leaves
+    the batch (it is no longer computed) and the other rows go on. Its result is `cancelled`, with the
+    tokens committed so far and masks where none was."""
 
     canvas: list[int]
     doc_id: str | None = None
@@ -78,6 +82,7 @@ class InfillRequest:
     span_stops: tuple[frozenset[int], ...] = ()
     span_leads: tuple[Lead | None, ...] = ()
     span_ends: tuple[SpanEnd | None, ...] = ()
+    cancel: Callable[[], bool] | None = None
 
 
 @dataclass
@@ -134,10 +139,13 @@ class Denoiser:
             batch.drafts = torch.zeros_like(batch.masked)
         changed = torch.zeros_like(batch.masked)
         cancelled = False
+        left = [False] * n
 
         while bool(batch.masked.any()):
             if cancel is not None and cancel():
                 cancelled = True
+                break
+            if self._leave_cancelled(batch, requests, left) and not bool(batch.masked.any()):
                 break
             active = batch.masked.any(-1).cpu()
             candidates = batch.leading_masks(block)  # the masks this step may commit
@@ -178,11 +186,22 @@ class Denoiser:
         seconds = time.perf_counter() - started
         for b in range(n):
             stats[b].positions = int(predictor.positions[b])
-        results = [self._result(batch, b, stats[b], seconds, cancelled) for b in range(n)]
+        results = [self._result(batch, b, stats[b], seconds, cancelled or left[b]) for b in range(n)]
         keep = None
-        if params.cache == "fixed" and n == 1 and requests[0].doc_id is not None and not cancelled:
+        if params.cache == "fixed" and n == 1 and requests[0].doc_id is not None and not cancelled and not left[0]:
             keep = predictor.keep(batch)
         return results, keep
+
+    @staticmethod
+    def _leave_cancelled(batch: CanvasBatch, requests: list[InfillRequest], left: list[bool]) -> bool:
+        """Rows whose request's `cancel` now returns True leave the batch; whether any left."""
+        open_rows = batch.masked.any(-1).tolist()
+        any_left = False
+        for b, request in enumerate(requests):
+            if request.cancel is not None and open_rows[b] and request.cancel():
+                batch.leave(b)
+                left[b] = any_left = True
+        return any_left
 
     # -- commit rules ---------------------------------------------------------------------------
 
@@ -235,6 +254,8 @@ class Denoiser:
     def _fill_after_eos(self, batch: CanvasBatch, new_x: torch.Tensor, proposed: torch.Tensor) -> None:
         end_ids = self.m.special.end_ids
         for b, row in enumerate(batch.rows):
+            if not batch.is_live(b):
+                continue
             for i, (start, end) in enumerate(row.spans):
                 seg, old, prop = (t[b, start:end].tolist() for t in (new_x, batch.x, proposed))
                 filled = end_run(seg, old, prop, end_ids, end_ids | row.stops_of(i), self.m.special.eos_id,
@@ -249,7 +270,7 @@ class Denoiser:
         for b, row in enumerate(batch.rows):
             for i, (start, end) in enumerate(row.spans):
                 policy = row.end_of(i)
-                if policy is None or i in row.finished:
+                if policy is None or i in row.finished or not batch.is_live(b):
                     continue
                 seg = new_x[b, start:end].tolist()
                 drafted = [False] * len(seg) if batch.drafts is None else batch.drafts[b, start:end].tolist()
@@ -271,6 +292,8 @@ class Denoiser:
         """Grow spans that filled with no end token; (row, span, masks added) for each."""
         grown = []
         for b, row in enumerate(batch.rows):
+            if not batch.is_live(b):
+                continue
             for i in range(len(row.spans) - 1, -1, -1):
                 start, end = row.spans[i]
                 ends = self.m.special.end_ids | row.stops_of(i)

@@ -71,11 +71,7 @@ class Engine:
         if not requests:
             return []
         params = params or DenoiseParams()
-        for r in requests:
-            if self.special.mask_id not in r.canvas:
-                raise ValueError("a canvas has no mask token to fill")
-            if any(not 0 <= t < self.loaded.model.input_vocab for t in r.canvas):
-                raise ValueError("a canvas holds token ids outside the model's vocabulary")
+        self.check(requests)
         doc_id = requests[0].doc_id if len(requests) == 1 else None
         warm = self._docs.get(doc_id) if params.cache == "fixed" else None
         results, keep = self._denoiser.run(list(requests), params, cancel, warm)
@@ -87,6 +83,14 @@ class Engine:
     def doc_cache(self) -> DocCache:
         """Documents' cached keys/values across requests: `len`, `nbytes`, `set_budget(bytes)`."""
         return self._docs
+
+    def check(self, requests: Sequence[InfillRequest]) -> None:
+        """Raise ValueError for a canvas the engine cannot fill (before it joins a batch of others)."""
+        for r in requests:
+            if self.special.mask_id not in r.canvas:
+                raise ValueError("a canvas has no mask token to fill")
+            if any(not 0 <= t < self.loaded.model.input_vocab for t in r.canvas):
+                raise ValueError("a canvas holds token ids outside the model's vocabulary")
 
     def forget(self, doc_id: str) -> None:
         """Drop a document's cached keys/values (e.g. when it is closed)."""

@@ -22,6 +22,7 @@ from infill.files import BadInput
 SUBCOMMANDS: tuple[tuple[str, str | None, str | None], ...] = (
     ("infill.cli_infill", None, None),
     ("infill.cli_refactor", None, None),
+    ("infill.engine_server.cli", None, None),
     (
         "lsp_server.cli",
         "serve",
@@ -35,6 +36,7 @@ EPILOG = """examples:
   dcomplete infill app.py:12 --json --seed 3    the edit as JSON (LSP positions, token ids, stats)
   dcomplete refactor src --holes --write        fill every `# <|hole|>` line under src/
   dcomplete refactor a.py b.py --function-regex '^test_' --check 'pytest -q'
+  dcomplete engine --port 8765                  serve the engine over HTTP to many editors
 """
 
 
@@ -86,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("dcomplete: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        return 1
+    except ConnectionError as exc:  # the engine server (--engine-url) failed; the sentence names it
+        print(f"dcomplete: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback; DCOMPLETE_DEBUG shows it
         import os

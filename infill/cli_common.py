@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -18,6 +19,15 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         "--model", default="default", help="checkpoint folder, HF repo id in the local cache, or 'default'"
     )
     group.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ... (default: cuda when present)")
+    group.add_argument(
+        "--engine-url", default=os.environ.get("DCOMPLETE_ENGINE_URL") or None, metavar="URL",
+        help="send canvases to a `dcomplete engine` server instead of loading --model here "
+        "(default: $DCOMPLETE_ENGINE_URL)",
+    )
+    group.add_argument(
+        "--api-key", default=os.environ.get("DCOMPLETE_API_KEY") or None,
+        help="bearer token for --engine-url (default: $DCOMPLETE_API_KEY)",
+    )
     group.add_argument(
         "--sampler",
         choices=("fast", "reference"),
@@ -80,6 +90,16 @@ def fill_options(args: argparse.Namespace, **extra: Any) -> FillOptions:
 
 
 def load_engine(args: argparse.Namespace) -> Any:
+    """The engine `--model` names, loaded here, or the server `--engine-url` names."""
+    if getattr(args, "engine_url", None):  # `dcomplete engine` loads with these options too, without it
+        from infill.remote_engine import EngineUnavailable, RemoteEngine
+
+        try:
+            engine = RemoteEngine(args.engine_url, getattr(args, "api_key", None))
+        except EngineUnavailable as exc:
+            raise BadInput(f"--engine-url: {exc}") from None
+        say(args, f"using engine {engine.name} ({engine.family}) at {engine.url}")
+        return engine
     from engine import Engine, ModelLoadError
 
     try:

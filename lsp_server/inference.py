@@ -11,13 +11,14 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from . import faults
 from .settings import Settings
 
 logger = logging.getLogger(__name__)
 CancelCheck = Callable[[], bool]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -42,18 +43,27 @@ class Outcome:
 class LoadFailure:
     spec: str
     message: str
+    remote: bool = False
+    """The engine server is unreachable or failed: tried again at a later request, not only when the
+    settings change."""
 
 
 class ModelUnavailable(RuntimeError):
     """The model failed to load; requests answer empty until the settings change."""
 
 
+RECONNECT_SECONDS = 2.0
+"""How long requests answer empty after the engine server failed before one tries to reach it again."""
+
+
 class InferenceBackend:
     def __init__(self) -> None:
         self._engine: Any = None
-        self._loaded_key: tuple[str, str] | None = None
+        self._loaded_key: tuple[str, ...] | None = None
+        self._retry_at = 0.0
         self.failure: LoadFailure | None = None
         self.device_name = "none"
+        self.model_name = "none"
         self.runs = 0
         """Denoising runs so far (a request that needs no model, such as one mid-word, runs none)."""
 
@@ -62,26 +72,49 @@ class InferenceBackend:
         return self._engine is not None
 
     def ensure_loaded(self, settings: Settings) -> LoadFailure | None:
-        """Load (or reload) the engine the settings ask for; a failure is returned, never raised."""
-        key = (settings.model, settings.device)
-        if key == self._loaded_key:
+        """Load (or reload, or reconnect to) the engine the settings ask for; a failure is returned,
+        never raised. A local model that failed stays failed until the settings change; an engine
+        server is tried again once `RECONNECT_SECONDS` have passed."""
+        key = settings.engine_key
+        retry = self.failure is not None and self.failure.remote and time.monotonic() >= self._retry_at
+        if key == self._loaded_key and not retry:
             return self.failure
         self._engine, self._loaded_key, self.failure = None, key, None
         started = time.perf_counter()
         try:
-            from engine import Engine
-
-            self._engine = Engine.load(spec=settings.model, device=settings.engine_device)
-        except Exception as error:  # a broken checkpoint must not take the server down
-            logger.exception("loading model %s failed", settings.model)
-            self.failure = LoadFailure(settings.model, f"{type(error).__name__}: {error}")
-            self.device_name = "none"
-            return self.failure
+            self._engine = _open_engine(settings)
+        except Exception as error:  # a broken checkpoint or a dead server must not take the server down
+            return self._failed(settings, error)
         self.device_name = str(getattr(self._engine, "device", settings.device))
+        self.model_name = str(getattr(self._engine, "name", settings.model))
         logger.info(
-            "loaded model %s on %s in %.1fs", settings.model, self.device_name, time.perf_counter() - started
+            "loaded model %s on %s in %.1fs", self.model_name, self.device_name, time.perf_counter() - started
         )
         return None
+
+    def run(self, settings: Settings, work: Callable[[CancelCheck], T], cancel: CancelCheck) -> T | LoadFailure:
+        """`work` with the engine loaded; an engine server that fails mid-request is a failure too."""
+        from infill.remote_engine import EngineUnavailable
+
+        failure = self.ensure_loaded(settings)
+        if failure is not None:
+            return failure
+        try:
+            return work(cancel)
+        except EngineUnavailable as error:
+            return self._failed(settings, error)
+
+    def _failed(self, settings: Settings, error: Exception) -> LoadFailure:
+        """Called in an `except` block: a local load failure is logged with its traceback."""
+        if settings.engine_url:
+            logger.warning("%s", error)
+            self.failure = LoadFailure(settings.engine_url, str(error), remote=True)
+            self._retry_at = time.monotonic() + RECONNECT_SECONDS
+        else:
+            logger.exception("loading model %s failed", settings.model)
+            self.failure = LoadFailure(settings.model, f"{type(error).__name__}: {error}")
+        self._engine, self.device_name, self.model_name = None, "none", "none"
+        return self.failure
 
     def forget(self, doc_id: str) -> None:
         """Drop the engine's cached keys/values of a closed document."""
@@ -234,6 +267,16 @@ class InferenceBackend:
         if not spots:
             return Outcome([])
         return self._fill_one(text, spots, settings, language, doc_id, cancel)
+
+
+def _open_engine(settings: Settings) -> Any:
+    if settings.engine_url:
+        from infill.remote_engine import RemoteEngine
+
+        return RemoteEngine(settings.engine_url, settings.engine_api_key or None)
+    from engine import Engine
+
+    return Engine.load(spec=settings.model, device=settings.engine_device)
 
 
 def _capped(spot: Any, max_tokens: int) -> Any:

@@ -80,7 +80,7 @@ class Session:
         previous = self.settings
         self.settings, problems = parse_settings(raw, base=previous)
         self._show_problems(problems)
-        if (previous.model, previous.device) != (self.settings.model, self.settings.device):
+        if previous.engine_key != self.settings.engine_key:
             await self._load_model()
 
     def _can_pull_configuration(self) -> bool:
@@ -101,14 +101,33 @@ class Session:
             self._report_failure(failure)
 
     def _report_failure(self, failure: LoadFailure) -> None:
-        if failure == self._shown_failure:
+        """Once per failure; an engine server that stays down is one failure, whatever each try says."""
+        shown = self._shown_failure
+        if failure == shown or (failure.remote and shown is not None and shown.remote and shown.spec == failure.spec):
             return
         self._shown_failure = failure
-        message = (
-            f"dcomplete could not load the model `{failure.spec}` ({failure.message}); "
-            "completions stay empty until the `dcomplete.model` setting changes"
-        )
+        if failure.remote:
+            message = (
+                f"dcomplete: {failure.message}; completions stay empty until it answers again "
+                "(it is tried again at the next request)"
+            )
+        else:
+            message = (
+                f"dcomplete could not load the model `{failure.spec}` ({failure.message}); "
+                "completions stay empty until the `dcomplete.model` setting changes"
+            )
         self.server.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
+        self._notify_status()
+
+    def _report_recovery(self) -> None:
+        """The engine server answers again after a failure was shown: say so once."""
+        shown = self._shown_failure
+        if shown is None or not shown.remote or not self.backend.loaded:
+            return
+        self._shown_failure = None
+        message = f"dcomplete: the engine at {shown.spec} answers again"
+        self.server.window_show_message(types.ShowMessageParams(types.MessageType.Info, message))
+        self._notify_status()
 
     def shutdown(self) -> None:
         self.scheduler.shutdown()
@@ -184,8 +203,7 @@ class Session:
         settings = self.settings
 
         def with_model(cancel: CancelCheck) -> T | LoadFailure:
-            failure = self.backend.ensure_loaded(settings)
-            return failure if failure is not None else work(cancel)
+            return self.backend.run(settings, work, cancel)
 
         try:
             result = await self.scheduler.run(ticket, with_model, debounce_s)
@@ -199,6 +217,7 @@ class Session:
         if isinstance(result, LoadFailure):
             self._report_failure(result)
             return None
+        self._report_recovery()
         return result
 
     # -- completion -------------------------------------------------------------------------------
@@ -278,8 +297,13 @@ class Session:
         """{model, device, inferences, lastLatencyMs, error}; before the first completion the latency is
         left out; `error` only in the one notification that reports a failure (failures.py)."""
         status: dict[str, object] = {
-            "model": self.settings.model, "device": self.backend.device_name, "inferences": self.backend.runs
+            "model": self.settings.model,
+            "device": self.backend.device_name,
+            "inferences": self.backend.runs,
         }
+        if self.settings.engine_url:  # the engine server's model, whatever `model` says
+            status["model"] = self.backend.model_name
+            status["engine"] = "connected" if self.backend.loaded else "unreachable"
         if error is not None:
             status["error"] = error
         if self.last_latency_ms is not None:

@@ -21,6 +21,11 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
     """Checkpoint: "default" (bundled), a folder, or a Hugging Face repo id."""
     device: str = "auto"
     """"auto", "cpu", "cuda", "cuda:1", "mps"."""
+    engine_url: str = ""
+    """A `dcomplete engine` server (e.g. "http://gpu-box:8765") that denoises the canvases this server
+    builds; `model` and `device` are then the engine's business. Empty: the model runs in this process."""
+    engine_api_key: str = ""
+    """Bearer token for `engineUrl` (an engine bound beyond loopback requires one)."""
     steps: Annotated[int, msgspec.Meta(ge=0, le=4096)] = 0
     """0: commit every token above `threshold` each step (fastest); N: the model family's own schedule
     over N steps (slower, reproduces published numbers)."""
@@ -46,6 +51,13 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
     @property
     def engine_device(self) -> str | None:
         return None if self.device == "auto" else self.device
+
+    @property
+    def engine_key(self) -> tuple[str, ...]:
+        """What decides which engine serves requests: a change reloads or reconnects."""
+        if self.engine_url:
+            return ("remote", self.engine_url, self.engine_api_key)
+        return ("local", self.model, self.device)
 
 
 FIELD_NAMES: dict[str, str] = {field.encode_name: field.name for field in msgspec.structs.fields(Settings)}

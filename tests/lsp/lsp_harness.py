@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,22 @@ from pytest_lsp import LanguageClient
 from pytest_lsp.client import register_lsp_features
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+ENGINE_MODES = ("in-process", "engine")
+
+
+@contextlib.contextmanager
+def model_settings(mode: str, model: Path) -> Iterator[dict[str, Any]]:
+    """Settings that run `model` inside the language server ("in-process") or behind a real
+    `dcomplete engine` subprocess that the server reaches over HTTP ("engine")."""
+    if mode == "in-process":
+        yield {"model": str(model)}
+        return
+    from infill.engine_server.testing import EngineProcess
+
+    with EngineProcess(["--model", str(model)]) as engine:
+        yield {"engineUrl": engine.url}
 
 
 def capabilities(encodings: list[str] | None = None, inline: bool = True) -> types.ClientCapabilities:
@@ -176,6 +192,12 @@ async def start_server(
         )
         yield Session(client, recorded, init, state_dir)
         await asyncio.wait_for(client.shutdown_session(), 30)
+    except BaseException:
+        # stop() waits for the server to exit, which it never does unless told to: a failed test would hang
+        process = client._server
+        if process is not None and process.returncode is None:
+            process.kill()
+        raise
     finally:
         await client.stop()
 

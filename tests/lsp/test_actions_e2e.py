@@ -1,5 +1,6 @@
 """Code actions and commands end to end: one `workspace/applyEdit` per command carrying every spot,
-work-done progress, and cancellation from the progress UI and from `$/cancelRequest`. The client is
+work-done progress, and cancellation from the progress UI and from `$/cancelRequest`; once with the model
+in the server and once behind a `dcomplete engine`. The client is
 one from before LSP 3.18 (no inline completion), so it also gets the `textDocument/completion` fallback.
 
 The checkpoint writes one identifier token everywhere (see `make_one_token_checkpoint`), so every
@@ -14,7 +15,7 @@ import pytest
 import pytest_asyncio
 import tree_sitter
 import tree_sitter_python
-from lsp_harness import Session, start_server, wait_until
+from lsp_harness import ENGINE_MODES, Session, model_settings, start_server, wait_until
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -57,13 +58,17 @@ def parses(text: str) -> bool:
     return not parser.parse(text.encode("utf-8")).root_node.has_error
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def server(tmp_path_factory: pytest.TempPathFactory):
-    model = make_one_token_checkpoint(tmp_path_factory.mktemp("one_token_model"))
-    settings = {"model": str(model), **FAST}
-    async with start_server(tmp_path_factory.mktemp("server"), settings, inline=False) as session:
-        await session.open(URI, TEXT)
-        yield session
+@pytest.fixture(scope="module")
+def one_token_model(tmp_path_factory: pytest.TempPathFactory):
+    return make_one_token_checkpoint(tmp_path_factory.mktemp("one_token_model"))
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=ENGINE_MODES)
+async def server(request: pytest.FixtureRequest, one_token_model, tmp_path_factory: pytest.TempPathFactory):
+    with model_settings(request.param, one_token_model) as model:
+        async with start_server(tmp_path_factory.mktemp("server"), {**model, **FAST}, inline=False) as session:
+            await session.open(URI, TEXT)
+            yield session
 
 
 def whole_file() -> types.Range:

@@ -1,4 +1,5 @@
-"""The server process over stdio with a tiny random checkpoint: protocol behaviour end to end.
+"""The server process over stdio with a tiny random checkpoint: protocol behaviour end to end, once with
+the model in the server and once behind a `dcomplete engine` the server reaches over HTTP.
 
 A random model writes gibberish, so completions are requested inside comments, where any single line
 keeps the file parsing; what is asserted is what the server promises (ranges, parsing, cancellation,
@@ -16,7 +17,7 @@ import pytest
 import pytest_asyncio
 import tree_sitter
 import tree_sitter_python
-from lsp_harness import Session, start_server, wait_until
+from lsp_harness import ENGINE_MODES, Session, model_settings, start_server, wait_until
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -51,14 +52,18 @@ def apply_inline(text: str, item: types.InlineCompletionItem) -> str:
     return "\n".join(lines)
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def server(tiny_dream: Path, tmp_path_factory: pytest.TempPathFactory):
-    settings = {"model": str(tiny_dream), "debounceMs": 500, **FAST}
-    async with start_server(tmp_path_factory.mktemp("server"), settings) as session:
-        await session.open(URI, TEXT)
-        first_line = TEXT.split("\n")[0]
-        await session.edit(URI, (0, utf16_length(first_line)), (0, utf16_length(first_line)), COMMENT)
-        yield session
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=ENGINE_MODES)
+async def server(request: pytest.FixtureRequest, tiny_dream: Path, tmp_path_factory: pytest.TempPathFactory):
+    with model_settings(request.param, tiny_dream) as model:
+        async with start_server(tmp_path_factory.mktemp("server"), {**model, "debounceMs": 500, **FAST}) as session:
+            yield await _edited(session)
+
+
+async def _edited(session: Session) -> Session:
+    await session.open(URI, TEXT)
+    first_line = TEXT.split("\n")[0]
+    await session.edit(URI, (0, utf16_length(first_line)), (0, utf16_length(first_line)), COMMENT)
+    return session
 
 
 def cursor() -> tuple[int, int]:

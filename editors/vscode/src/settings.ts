@@ -7,6 +7,8 @@
 export interface ServerSettings {
   model?: string;
   device?: string;
+  engineUrl?: string;
+  engineApiKey?: string;
   steps?: number;
   threshold?: number;
   block?: number;
@@ -21,6 +23,8 @@ export interface ServerSettings {
 export const SERVER_SETTING_KEYS = [
   "model",
   "device",
+  "engineUrl",
+  "engineApiKey",
   "steps",
   "threshold",
   "block",
@@ -68,6 +72,8 @@ function checkValue(key: ServerSettingKey, value: unknown): string | undefined {
   switch (key) {
     case "model":
     case "device":
+    case "engineUrl":
+    case "engineApiKey":
       return typeof value === "string" ? undefined : `dcomplete.${key} must be a string, got ${show(value)}`;
     case "multiline":
       return typeof value === "boolean" ? undefined : `dcomplete.${key} must be true or false, got ${show(value)}`;

@@ -21,6 +21,8 @@ test("every server setting is forwarded under its own name", () => {
   const values = {
     model: "/models/tiny",
     device: "cuda",
+    engineUrl: "http://gpu-box:8765",
+    engineApiKey: "secret",
     steps: 8,
     threshold: 0.85,
     block: 8,
@@ -38,10 +40,13 @@ test("every server setting is forwarded under its own name", () => {
 
 test("wrong types are reported by name and not forwarded", () => {
   const { settings, problems } = toServerSettings(
-    reader({ steps: 2.5, threshold: 0, maxTokens: "64", languages: "python", multiline: "yes", debounceMs: -1 }),
+    reader({
+      steps: 2.5, threshold: 0, maxTokens: "64", languages: "python", multiline: "yes", debounceMs: -1, engineUrl: 8765,
+    }),
   );
   assert.deepEqual(settings, {});
-  assert.equal(problems.length, 6);
+  assert.equal(problems.length, 7);
+  assert.match(problems.join("\n"), /dcomplete\.engineUrl must be a string, got 8765/);
   assert.match(problems.join("\n"), /dcomplete\.steps must be an integer >= 0, got 2\.5/);
   assert.match(problems.join("\n"), /dcomplete\.threshold must be a number in \(0, 1\], got 0/);
   assert.match(problems.join("\n"), /dcomplete\.maxTokens .* got "64"/);

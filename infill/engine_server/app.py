@@ -1,0 +1,312 @@
+"""The engine server's routes: thin handlers that decode a body, run `service` in a request thread against
+the shared `Batcher`, and encode the answer. Every 4xx/5xx is `{"error": {"message", "type", "code"}}`.
+
+A request's `Ticket` stops its rows when its client disconnects (a task waits for the ASGI
+`http.disconnect` message while the request runs), when a newer request with the same
+`X-Dcomplete-Supersede` header arrives, or at its deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+from litestar import Litestar, Request, Response, get, post
+from litestar.exceptions import HTTPException, NotAuthorizedException
+from litestar.response import Stream
+
+from engine import Engine
+from engine.batcher import Batcher, BatcherClosed, BatcherConfig, QueueFull
+from infill.engine_server import borrowed, schemas, service
+from infill.engine_server.metrics import Metrics
+from infill.engine_server.tickets import SUPERSEDE_HEADER, Supersede, Ticket
+
+T = TypeVar("T")
+ROUTES = ("/v1/completions", "/v1/fim/completions", "/infill", "/v1/infill", "/v1/engine", "/v1/models",
+          "/health", "/metrics")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """names: the model names requests may give (the first is the one reported); api_key: bearer token every
+    request but /health must carry (None: none needed); max_body: request bytes beyond which it is 413."""
+
+    names: tuple[str, ...]
+    api_key: str | None = None
+    max_body: int = 4_000_000
+    batcher: BatcherConfig = BatcherConfig()
+
+
+class EngineServer:
+    """What the handlers share: the engine behind its batcher, metrics, supersede keys, request threads."""
+
+    def __init__(self, engine: Engine, config: ServerConfig) -> None:
+        self.engine = engine
+        self.config = config
+        self.metrics = Metrics()
+        self.batcher = Batcher(engine, config.batcher, self.metrics)
+        self.supersede = Supersede()
+        # a request thread mostly waits for its batch: enough threads for every row the queue admits
+        self.pool = ThreadPoolExecutor(config.batcher.max_queue + config.batcher.max_rows + 4,
+                                       thread_name_prefix="dcomplete-request")
+        self.info = engine_info(engine, config.names[0])
+
+    @property
+    def name(self) -> str:
+        return self.config.names[0]
+
+    def check_model(self, model: str | None) -> None:
+        if model is not None and model not in self.config.names:
+            raise service.RequestError(f"model {model!r} is not served here; GET /v1/models lists {self.name!r}",
+                                       404, "model_not_found")
+
+    async def run(self, request: Request, work: Callable[[Ticket], T]) -> T:
+        """`work(ticket)` in a request thread; the ticket stops on disconnect, supersede or deadline."""
+        ticket = Ticket()
+        key = request.headers.get(SUPERSEDE_HEADER)
+        if key:
+            self.supersede.claim(key, ticket)
+        watcher = asyncio.ensure_future(_watch_disconnect(request, ticket))
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.pool, work, ticket)
+        finally:
+            watcher.cancel()
+            if key:
+                self.supersede.release(key, ticket)
+            if ticket.reason is not None:
+                self.metrics.left.labels(ticket.reason).inc()
+
+    def close(self) -> None:
+        self.batcher.close()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def _watch_disconnect(request: Request, ticket: Ticket) -> None:
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            ticket.stop("disconnect")
+            return
+
+
+def engine_info(engine: Engine, name: str) -> schemas.EngineInfo:
+    """`GET /v1/engine`: what a remote client needs to build canvases, tokenizer files included."""
+    files = {}
+    with tempfile.TemporaryDirectory() as folder:
+        engine.tokenizer.save_pretrained(folder)
+        for path in sorted(Path(folder).iterdir()):
+            try:
+                files[path.name] = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                continue  # binary files (a sentencepiece model) are not part of the contract
+    sp = engine.special
+    return schemas.EngineInfo(name, engine.family, engine.max_length, engine.left_to_right, engine.max_right,
+                              schemas.SpecialOut(sp.mask_id, sp.eos_id, sp.pad_id, sp.bos_id), files,
+                              str(engine.device))
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+def _server(request: Request) -> EngineServer:
+    return request.app.state.server
+
+
+def _json(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response[bytes]:
+    return Response(msgspec.json.encode(value), status_code=status, media_type="application/json", headers=headers)
+
+
+def _events(chunks: Any) -> Stream:
+    return Stream(chunks, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+async def _read(request: Request, kind: type[T]) -> T:
+    return _decode(await request.body(), lambda body: msgspec.json.decode(body, type=kind))
+
+
+def _decode(body: bytes, decode: Callable[[bytes], T]) -> T:
+    try:
+        return decode(body)
+    except msgspec.ValidationError as exc:
+        raise service.RequestError(f"invalid request body: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise service.RequestError(f"the request body is not valid JSON: {exc}") from None
+
+
+def _error(message: str, status: int, kind: str, headers: dict[str, str] | None = None) -> Response[bytes]:
+    return _json(schemas.ErrorOut(schemas.ErrorBody(message, kind, status)), status, headers)
+
+
+# -- routes -----------------------------------------------------------------------------------------
+
+
+@post("/v1/completions", status_code=200)
+async def completions(request: Request) -> Response[bytes] | Stream:
+    return await _text(request, schemas.Completions, borrowed.completions_job, borrowed.completions_body,
+                       borrowed.completions_events)
+
+
+@post("/v1/fim/completions", status_code=200)
+async def fim_completions(request: Request) -> Response[bytes] | Stream:
+    return await _text(request, schemas.FimCompletions, borrowed.fim_job, borrowed.fim_body, borrowed.fim_events)
+
+
+async def _text(request: Request, kind: type[Any], to_job: Callable[[Any], service.TextJob],
+                to_body: Callable[[service.TextOutcome, str], Any],
+                to_events: Callable[[service.TextOutcome, str], Any]) -> Response[bytes] | Stream:
+    """An OpenAI-shaped text endpoint: one body, or server-sent events when it asks to stream."""
+    server = _server(request)
+    body = await _read(request, kind)
+    server.check_model(body.model)
+    job = to_job(body)
+    outcome = await server.run(request, lambda ticket: service.complete(server.batcher, job, ticket))
+    if body.stream:
+        return _events(to_events(outcome, server.name))
+    return _json(to_body(outcome, server.name))
+
+
+@post("/infill", status_code=200)
+async def llama_infill(request: Request) -> Response[bytes]:
+    server = _server(request)
+    body = await _read(request, schemas.LlamaInfill)
+    server.check_model(body.model)
+    job, deadline = borrowed.llama_job(body)
+
+    def work(ticket: Ticket) -> service.TextOutcome:
+        return service.complete(server.batcher, job, service.expire(ticket, deadline))
+
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    outcome = await server.run(request, work)
+    return _json(borrowed.llama_body(outcome, server.name, loop.time() - started))
+
+
+@post("/v1/infill", status_code=200)
+async def native_infill(request: Request) -> Response[bytes]:
+    server = _server(request)
+    body = _decode(await request.body(), service.decode_native)
+    if isinstance(body, schemas.CanvasInfill):
+        results = await server.run(request, lambda t: service.fill_canvases(server.batcher, body, t))
+        return _json(schemas.CanvasInfillOut([_canvas_out(r) for r in results]))
+    result = await server.run(request, lambda t: service.fill_document(server.batcher, body, t))
+    edits = [schemas.EditOut(e.start, e.end, e.new_text, list(e.token_ids)) for e in result.edits]
+    return _json(schemas.DocumentInfillOut(edits, list(result.notes), _stats(result.stats), result.cancelled))
+
+
+def _stats(stats: Any) -> schemas.StatsOut:
+    return schemas.StatsOut(stats.new_tokens, stats.forward_passes, round(stats.seconds, 6), stats.positions)
+
+
+def _canvas_out(result: Any) -> schemas.CanvasOut:
+    spans = [schemas.SpanOut(s.start, s.end, list(s.token_ids)) for s in result.spans]
+    return schemas.CanvasOut(list(result.canvas), spans, _stats(result.stats), result.cancelled)
+
+
+@get("/v1/engine")
+async def engine_description(request: Request) -> Response[bytes]:
+    return _json(_server(request).info)
+
+
+@get("/v1/models")
+async def models(request: Request) -> Response[bytes]:
+    server = _server(request)
+    return _json({"object": "list", "data": [{"id": server.name, "object": "model", "created": 0,
+                                              "owned_by": "dcomplete", "family": server.engine.family}]})
+
+
+@get("/health")
+async def health(request: Request) -> Response[bytes]:
+    return _json({"status": "ok", "model": _server(request).name})
+
+
+@get("/metrics")
+async def metrics(request: Request) -> Response[bytes]:
+    return Response(_server(request).metrics.text(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+# -- cross-cutting ----------------------------------------------------------------------------------
+
+
+async def _check_key(request: Request) -> None:
+    key = _server(request).config.api_key
+    if key is None or request.url.path == "/health":
+        return
+    given = request.headers.get("authorization", "")
+    if not hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):
+        raise NotAuthorizedException("this engine needs 'Authorization: Bearer <key>' with its --api-key")
+
+
+def _on_error(request: Request, exc: Exception) -> Response[bytes]:
+    if isinstance(exc, service.RequestError):
+        return _error(exc.message, exc.status, exc.kind)
+    if isinstance(exc, QueueFull):
+        return _error(f"the engine is busy: {exc}; retry shortly", 503, "overloaded", {"Retry-After": "1"})
+    if isinstance(exc, BatcherClosed):
+        return _error(str(exc), 503, "unavailable", {"Retry-After": "5"})
+    if isinstance(exc, HTTPException):
+        return _error(_http_message(request, exc), exc.status_code, "invalid_request_error", exc.headers)
+    return _error(f"internal error: {exc.__class__.__name__}: {exc}", 500, "server_error")
+
+
+def _http_message(request: Request, exc: HTTPException) -> str:
+    where = f"{request.method} {request.url.path}"
+    if exc.status_code == 404:
+        return f"{where}: no such endpoint (see {', '.join(ROUTES)})"
+    if exc.status_code == 405:
+        return f"{where}: method not allowed on this endpoint"
+    if exc.status_code == 413:
+        limit = _server(request).config.max_body
+        return f"{where}: the request body is larger than the {limit} bytes this engine accepts (--max-body)"
+    return f"{where}: {exc.detail}"
+
+
+def _count_requests(metrics: Metrics) -> Callable[[Any], Any]:
+    """ASGI middleware: requests by endpoint and status, and their latency."""
+
+    def middleware(app: Any) -> Any:
+        async def counted(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            loop = asyncio.get_running_loop()
+            started, status = loop.time(), [500]
+
+            async def sending(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    status[0] = message["status"]
+                await send(message)
+
+            try:
+                await app(scope, receive, sending)
+            finally:
+                endpoint = scope["path"] if scope["path"] in ROUTES else "other"
+                metrics.requests.labels(endpoint, str(status[0])).inc()
+                metrics.latency.labels(endpoint).observe(loop.time() - started)
+
+        return counted
+
+    return middleware
+
+
+def build_app(server: EngineServer, on_ready: Callable[[], None] | None = None) -> Litestar:
+    app = Litestar(
+        route_handlers=[completions, fim_completions, llama_infill, native_infill, engine_description, models,
+                        health, metrics],
+        before_request=_check_key,
+        exception_handlers={Exception: _on_error},
+        middleware=[_count_requests(server.metrics)],
+        request_max_body_size=server.config.max_body,
+        on_startup=[on_ready] if on_ready is not None else [],
+        on_shutdown=[server.close],
+        openapi_config=None,
+        debug=False,
+    )
+    app.state.server = server
+    return app

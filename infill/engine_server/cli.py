@@ -1,0 +1,98 @@
+"""`dcomplete engine`: serve the engine over HTTP (see `infill.engine_server`)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import socket
+import sys
+
+from infill.files import BadInput
+
+HELP = """Serve one engine to many editors over HTTP: OpenAI /v1/completions (with suffix),
+/v1/fim/completions, llama.cpp /infill, the native multi-spot /v1/infill, and /health, /v1/models,
+/v1/engine, /metrics. Requests that arrive while a batch runs share the next batch.
+
+Binds loopback by default. Any other host needs --api-key (or DCOMPLETE_API_KEY): every request but
+/health must then carry 'Authorization: Bearer <key>'.
+
+examples:
+  dcomplete engine                                  the bundled model on http://127.0.0.1:8765
+  dcomplete engine --model ./ckpt --device cuda --host 0.0.0.0 --api-key "$KEY"
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser("engine", help="serve the engine over HTTP to many editors",
+                                   description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="default", help="checkpoint folder, HF repo id in the local cache, or 'default'")
+    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ... (default: cuda when present)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="port (0: any free one; the URL is printed)")
+    parser.add_argument("--api-key", default=os.environ.get("DCOMPLETE_API_KEY"),
+                        help="bearer token requests must carry (default: $DCOMPLETE_API_KEY)")
+    parser.add_argument("--max-queue", type=int, default=64, help="rows that may wait for the engine (then 503)")
+    parser.add_argument("--max-batch", type=int, default=16, help="rows in one engine batch")
+    parser.add_argument("--no-batching", action="store_true", help="serve requests one at a time")
+    parser.add_argument("--max-body", type=int, default=4_000_000, help="request bytes accepted (then 413)")
+    parser.set_defaults(run=run)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise BadInput(f"--host {host} --port {port}: cannot bind: {exc.strerror or exc}") from None
+    return sock
+
+
+def run(args: argparse.Namespace) -> int:
+    if not is_loopback(args.host) and not args.api_key:
+        raise BadInput(f"--host {args.host} is not a loopback address: give --api-key (or DCOMPLETE_API_KEY) "
+                       "so that only clients holding the key are served")
+    for flag, value, least in (("--max-queue", args.max_queue, 1), ("--max-batch", args.max_batch, 1),
+                               ("--max-body", args.max_body, 1), ("--port", args.port, 0)):
+        if value < least:
+            raise BadInput(f"{flag} {value}: must be at least {least}")
+    sock = _bind(args.host, args.port)
+
+    import uvicorn
+
+    from engine.batcher import BatcherConfig
+    from infill.cli_common import load_engine
+    from infill.engine_server.app import EngineServer, ServerConfig, build_app
+
+    args.verbose = False
+    engine = load_engine(args)
+    names = tuple(dict.fromkeys((engine.name, args.model)))
+    config = ServerConfig(names, args.api_key, args.max_body,
+                          BatcherConfig(max_queue=args.max_queue, max_rows=args.max_batch, batching=not args.no_batching))
+    server = EngineServer(engine, config)
+    host, port = sock.getsockname()[:2]
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+
+    def ready() -> None:
+        batching = "off" if args.no_batching else f"up to {args.max_batch} rows"
+        print(f"dcomplete engine: serving {engine.name} ({engine.family}, {engine.device}) on {url}; "
+              f"batching {batching}", file=sys.stderr, flush=True)
+        if args.api_key:
+            print("dcomplete engine: requests must carry 'Authorization: Bearer <key>'", file=sys.stderr, flush=True)
+
+    app = build_app(server, ready)
+    uv = uvicorn.Server(uvicorn.Config(app, loop="uvloop", log_level="warning", lifespan="on", access_log=False))
+    uv.run(sockets=[sock])
+    return 0

@@ -1,0 +1,195 @@
+"""Request and response bodies of the engine server, as msgspec structs.
+
+Requests of the borrowed shapes (OpenAI completions, FIM, llama.cpp `/infill`) ignore fields they do not
+know, since their clients send many we have no use for; a known field of the wrong type is a 400 naming
+it. The native `/v1/infill` shapes forbid unknown fields: a misspelt sampler knob must not pass silently.
+`Params` has every field of `engine.DenoiseParams`, all optional (defaults: `DenoiseParams.fast()`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_type_hints
+
+import msgspec
+
+from engine.params import DenoiseParams
+
+
+def _params_struct() -> type[msgspec.Struct]:
+    """`Params`, built from the fields of DenoiseParams so the two never drift apart."""
+    hints = get_type_hints(DenoiseParams)
+    fields: list[tuple[str, Any, Any]] = [(name, hints[name] | None, None) for name in DenoiseParams.__dataclass_fields__]
+    fields.append(("deadline_ms", int | None, None))
+    return msgspec.defstruct("Params", fields, forbid_unknown_fields=True, omit_defaults=True,
+                             module=__name__)
+
+
+Params = _params_struct()
+
+
+class Strict(msgspec.Struct, forbid_unknown_fields=True):
+    pass
+
+
+# -- native /v1/infill ------------------------------------------------------------------------
+
+
+class SpotIn(Strict):
+    start: int
+    end: int
+    n_masks: int
+    kind: Literal["line", "block"]
+
+
+class SlotIn(Strict):
+    start: int
+    end: int
+    lead: str
+    tail: int
+    spot: SpotIn
+
+
+class EndSpec(Strict):
+    text: str
+    language: str
+    slot: SlotIn
+
+
+class CanvasIn(Strict):
+    ids: list[int]
+    doc_id: str | None = None
+    max_grow: int = 0
+    span_stops: list[list[int]] = []
+    span_leads: list[str | None] = []
+    span_ends: list[EndSpec | None] = []
+
+
+class CanvasInfill(Strict):
+    canvases: list[CanvasIn]
+    params: Params = msgspec.field(default_factory=Params)  # type: ignore[valid-type]
+
+
+class DocumentInfill(Strict):
+    text: str
+    language: str = "python"
+    spots: list[SpotIn] | None = None
+    holes: bool = False
+    ranges: list[tuple[int, int]] | None = None
+    params: Params = msgspec.field(default_factory=Params)  # type: ignore[valid-type]
+
+
+class SpanOut(msgspec.Struct):
+    start: int
+    end: int
+    token_ids: list[int]
+
+
+class StatsOut(msgspec.Struct):
+    new_tokens: int
+    forward_passes: int
+    seconds: float
+    positions: int
+
+
+class CanvasOut(msgspec.Struct):
+    canvas: list[int]
+    spans: list[SpanOut]
+    stats: StatsOut
+    cancelled: bool
+
+
+class CanvasInfillOut(msgspec.Struct):
+    results: list[CanvasOut]
+
+
+class EditOut(msgspec.Struct):
+    start: int
+    end: int
+    new_text: str
+    token_ids: list[int]
+
+
+class DocumentInfillOut(msgspec.Struct):
+    edits: list[EditOut]
+    notes: list[str]
+    stats: StatsOut
+    cancelled: bool = False
+
+
+class SpecialOut(msgspec.Struct):
+    mask_id: int
+    eos_id: int
+    pad_id: int
+    bos_id: int | None
+
+
+class EngineInfo(msgspec.Struct):
+    model: str
+    family: str
+    max_length: int
+    left_to_right: bool
+    max_right: int | None
+    special: SpecialOut
+    tokenizer_files: dict[str, str]
+    device: str = ""
+
+
+# -- borrowed shapes ----------------------------------------------------------------------------
+
+
+class _TextCompletion(msgspec.Struct, kw_only=True):
+    model: str | None = None
+    suffix: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: str | list[str] | None = None
+    seed: int | None = None
+    stream: bool = False
+    language: str = "python"  # ours: neither shape has a language field
+
+
+class Completions(_TextCompletion, kw_only=True):
+    """OpenAI `POST /v1/completions` (the fields a completion with `suffix` uses)."""
+
+    prompt: str | list[str]
+    n: int = 1
+
+
+class FimCompletions(_TextCompletion, kw_only=True):
+    """Mistral-style `POST /v1/fim/completions` (DeepSeek-style clients send the same fields)."""
+
+    prompt: str
+    random_seed: int | None = None
+
+
+class ExtraChunk(msgspec.Struct):
+    text: str
+    filename: str = ""
+
+
+class LlamaInfill(msgspec.Struct):
+    """llama.cpp server `POST /infill`."""
+
+    input_prefix: str = ""
+    input_suffix: str = ""
+    input_extra: list[ExtraChunk] = []
+    prompt: str = ""
+    n_predict: int = -1
+    t_max_predict_ms: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stop: list[str] = []
+    model: str | None = None
+    language: str = "python"
+
+
+class ErrorBody(msgspec.Struct):
+    message: str
+    type: str
+    code: int
+
+
+class ErrorOut(msgspec.Struct):
+    error: ErrorBody

@@ -1,0 +1,209 @@
+"""What the endpoints do, on plain values: every text endpoint reduces to a `TextJob` that goes through
+`infill` exactly as `dcomplete infill FILE:LINE` does (plan_completion at the cursor, fill_many, the same
+post-processing), and the native endpoint's two forms become `fill` calls or engine rows.
+
+Runs in the server's request threads; `engine` is the shared `engine.batcher.Batcher`, so the engine
+calls these make join other requests' batches. Bad input raises `RequestError` with a sentence naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import msgspec
+
+from engine import DenoiseParams, InfillRequest, InfillResult, Stats
+from infill.canvas import ContextOverflow, Slot
+from infill.fill import FillJob, FillOptions, FillResult, fill, fill_many
+from infill.holes import find_holes
+from infill.languages import LanguageSpec, UnsupportedLanguage, get_language
+from infill.leads import TextLead
+from infill.span_end import TextEnd
+from infill.spots import Spot
+from infill.windows import plan_completion, plan_regenerate
+
+from infill.engine_server import schemas
+from infill.engine_server.tickets import Ticket
+
+
+class RequestError(Exception):
+    """Bad input: an HTTP status and one sentence naming the field."""
+
+    def __init__(self, message: str, status: int = 400, kind: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.message, self.status, self.kind = message, status, kind
+
+
+def denoise_params(params: Any, base: DenoiseParams | None = None) -> tuple[DenoiseParams, int | None]:
+    """(DenoiseParams, deadline_ms) from a `schemas.Params`; unset fields keep `base` (fast())."""
+    changes = {f.name: getattr(params, f.name) for f in fields(DenoiseParams) if getattr(params, f.name) is not None}
+    try:
+        return (base or DenoiseParams.fast()).with_(**changes), params.deadline_ms
+    except ValueError as exc:
+        raise RequestError(f"params: {exc}") from None
+
+
+def sampling(temperature: float | None, top_p: float | None, seed: int | None) -> DenoiseParams:
+    """DenoiseParams.fast() with the OpenAI-style sampling fields that were given."""
+    params = schemas.Params(temperature=temperature, top_p=top_p, seed=seed)
+    return denoise_params(params)[0]
+
+
+def expire(ticket: Ticket, deadline_ms: int | None) -> Ticket:
+    try:
+        ticket.expire_after(deadline_ms)
+    except ValueError as exc:
+        raise RequestError(f"params.{exc}") from None
+    return ticket
+
+
+def language(name: str) -> LanguageSpec:
+    try:
+        return get_language(name)
+    except UnsupportedLanguage as exc:
+        raise RequestError(f"language: {exc}") from None
+
+
+# -- text endpoints -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextJob:
+    """A completion at the cursor between `prefix` and `suffix`; `max_tokens` caps masks plus growth."""
+
+    prefix: str
+    suffix: str
+    language: str
+    params: DenoiseParams
+    max_tokens: int | None = None
+    stops: tuple[str, ...] = ()
+    n: int = 1
+
+
+@dataclass
+class TextOutcome:
+    texts: list[str]
+    finish_reasons: list[str]  # "stop", "length" (max_tokens written) or "cancelled"
+    prompt_tokens: int
+    stats: Stats
+
+
+def complete(engine: Any, job: TextJob, ticket: Ticket) -> TextOutcome:
+    """Complete at the cursor, `job.n` times in one engine batch (sampling makes them differ)."""
+    if job.n < 1:
+        raise RequestError(f"n {job.n}: must be at least 1")
+    if job.max_tokens is not None and job.max_tokens < 1:
+        raise RequestError(f"max_tokens {job.max_tokens}: must be at least 1")
+    spec = language(job.language)
+    text = job.prefix + job.suffix
+    spot = plan_completion(text, len(job.prefix), spec)
+    if spot is None:  # the line is complete: `dcomplete infill` writes nothing here either
+        return TextOutcome([""] * job.n, ["stop"] * job.n, 0, Stats())
+    options = FillOptions()
+    if job.max_tokens is not None:
+        spot = Spot(spot.start, spot.end, min(spot.n_masks, job.max_tokens), spot.kind)
+        options = FillOptions(max_grow=job.max_tokens - spot.n_masks)
+    results = _fill(lambda: fill_many(engine, [FillJob(text, (spot,), spec)] * job.n, job.params, ticket, options))
+    texts, reasons = [], []
+    for result in results:
+        written = result.edits[0].new_text if result.edits else ""
+        cut = min((i for i in (written.find(s) for s in job.stops if s) if i >= 0), default=-1)
+        texts.append(written[:cut] if cut >= 0 else written)
+        full = job.max_tokens is not None and result.stats.new_tokens >= job.max_tokens
+        reasons.append("cancelled" if result.cancelled else "length" if full and cut < 0 else "stop")
+    stats = Stats()
+    for result in results:
+        stats = stats.add(result.stats)
+    prompt = len(results[0].canvas_ids) - spot.n_masks if results else 0
+    return TextOutcome(texts, reasons, prompt, stats)
+
+
+def _fill(run: Callable[[], list[FillResult]]) -> list[FillResult]:
+    try:
+        return run()
+    except ContextOverflow as exc:
+        raise RequestError(f"the text does not fit the model's context: {exc}") from None
+    except ValueError as exc:
+        raise RequestError(str(exc)) from None
+
+
+# -- native /v1/infill, document form -----------------------------------------------------------
+
+
+def document_spots(body: schemas.DocumentInfill, spec: LanguageSpec, tokenizer: Any) -> list[Spot]:
+    given = [body.spots is not None, body.holes, body.ranges is not None]
+    if sum(given) != 1:
+        raise RequestError("give exactly one of spots, holes (true) or ranges")
+    try:
+        if body.spots is not None:
+            return [Spot(s.start, s.end, s.n_masks, s.kind) for s in body.spots]
+        if body.holes:
+            return find_holes(body.text, spec)
+        assert body.ranges is not None
+        return [plan_regenerate(body.text, a, b, spec, tokenizer=tokenizer) for a, b in body.ranges]
+    except ValueError as exc:
+        raise RequestError(f"spots: {exc}") from None
+
+
+def fill_document(engine: Any, body: schemas.DocumentInfill, ticket: Ticket) -> FillResult:
+    spec = language(body.language)
+    params, deadline = denoise_params(body.params)
+    spots = document_spots(body, spec, engine.tokenizer)
+    if not spots:
+        return FillResult([], [], Stats(), notes=["no spot to fill"], attempts=0)
+    expire(ticket, deadline)
+    return _fill(lambda: [fill(engine, body.text, spots, params, spec, cancel=ticket)])[0]
+
+
+# -- native /v1/infill, canvas form --------------------------------------------------------------
+
+
+def canvas_rows(engine: Any, canvases: Sequence[schemas.CanvasIn]) -> list[InfillRequest]:
+    """Engine rows for ready canvases; leads and span ends rebuilt with the engine's own tokenizer."""
+    if not canvases:
+        raise RequestError("canvases: give at least one canvas")
+    rows = []
+    for i, c in enumerate(canvases):
+        where = f"canvases[{i}]"
+        if len(c.ids) > engine.max_length:
+            raise RequestError(f"{where}.ids: {len(c.ids)} tokens, the model takes at most {engine.max_length}")
+        if engine.special.mask_id not in c.ids:
+            raise RequestError(f"{where}.ids: no mask token (id {engine.special.mask_id}) to fill")
+        if c.max_grow < 0:
+            raise RequestError(f"{where}.max_grow: must be >= 0, got {c.max_grow}")
+        leads = tuple(TextLead(t, engine.tokenizer) if t else None for t in c.span_leads)
+        ends = tuple(_span_end(engine, e, f"{where}.span_ends[{j}]") for j, e in enumerate(c.span_ends))
+        rows.append(InfillRequest(list(c.ids), c.doc_id, c.max_grow, tuple(frozenset(s) for s in c.span_stops),
+                                  leads, ends))
+    return rows
+
+
+def _span_end(engine: Any, end: schemas.EndSpec | None, where: str) -> TextEnd | None:
+    if end is None:
+        return None
+    s = end.slot
+    try:
+        slot = Slot(Spot(s.spot.start, s.spot.end, s.spot.n_masks, s.spot.kind), s.start, s.end, s.lead, s.tail)
+    except ValueError as exc:
+        raise RequestError(f"{where}.slot.spot: {exc}") from None
+    if not s.spot.end <= len(end.text):
+        raise RequestError(f"{where}.slot.spot: ends at {s.spot.end}, past the text ({len(end.text)} characters)")
+    return TextEnd(slot, end.text, language(end.language), engine.tokenizer)
+
+
+def fill_canvases(engine: Any, body: schemas.CanvasInfill, ticket: Ticket) -> list[InfillResult]:
+    params, deadline = denoise_params(body.params)
+    rows = canvas_rows(engine, body.canvases)
+    try:
+        return engine.infill(rows, params, cancel=expire(ticket, deadline))
+    except ValueError as exc:
+        raise RequestError(f"canvases: {exc}") from None
+
+
+def decode_native(body: bytes) -> schemas.CanvasInfill | schemas.DocumentInfill:
+    """The canvas form when the body has `canvases`, else the document form."""
+    raw = msgspec.json.decode(body)
+    kind = schemas.CanvasInfill if isinstance(raw, dict) and "canvases" in raw else schemas.DocumentInfill
+    return msgspec.convert(raw, kind)
