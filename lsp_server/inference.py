@@ -162,7 +162,8 @@ class InferenceBackend:
             max_grow = max(0, settings.max_tokens - max(job.spots[0].n_masks for job in fill_jobs))
         options = infill.FillOptions(instruction=instruction, max_grow=max_grow)
         engine = self._require_engine()
-        engine.doc_cache.set_budget(settings.cache_mb << 20)
+        if not settings.engine_url:  # an engine server keeps its documents under its own budget
+            engine.doc_cache.set_budget(settings.cache_mb << 20)
         self.runs += 1
         faults.inject()
         results = infill.fill_many(
