@@ -9,6 +9,7 @@ Joining happens at the next engine call: a call that arrives while a batch runs 
 end and forms the next one with whatever else arrived meanwhile. Leaving is per step: each row carries its
 call's `cancel` (client gone, superseded, past its deadline), which the loop polls before every step, so
 a cancelled row stops being computed at the next step while the others go on (`InfillRequest.cancel`).
+A call is answered as soon as its own rows are done, not when the whole batch is.
 
 The waiting room is bounded: past `max_queue` waiting rows a call fails at once with `QueueFull`, which
 the server answers with 503 and Retry-After. `batching=False` serves calls one at a time (the baseline
@@ -91,6 +92,14 @@ class _Call:
     results: list[InfillResult] | None = None
     error: BaseException | None = None
 
+    def finish_row(self, i: int, result: InfillResult) -> None:
+        """Row i of this call is done; the call is answered once all of its rows are."""
+        if self.results is None:
+            self.results = [None] * len(self.requests)  # type: ignore[list-item]
+        self.results[i] = result
+        if all(r is not None for r in self.results):
+            self.done.set()
+
     def rows(self) -> list[InfillRequest]:
         """The call's requests, each polling the call's cancel as well as its own."""
         if self.cancel is None:
@@ -163,7 +172,8 @@ class Batcher:
         return call.results
 
     def close(self) -> None:
-        """Stop the worker; calls still waiting fail with BatcherClosed."""
+        """Stop the worker; the running batch stops at its next step, calls still waiting fail with
+        BatcherClosed."""
         with self._lock:
             self._closed = True
             for call in self._waiting:
@@ -202,10 +212,12 @@ class Batcher:
         while (batch := self._next_batch()) is not None:
             started = time.perf_counter()
             rows = [row for call in batch for row in call.rows()]
+            owners = [(call, i) for call in batch for i in range(len(call.requests))]
             if self.observer is not None:
                 self.observer.running(len(rows))
             try:
-                results = self.engine.infill(rows, batch[0].params)
+                results = self.engine.infill(rows, batch[0].params, cancel=lambda: self._closed,
+                                             on_row=lambda b, result: owners[b][0].finish_row(owners[b][1], result))
             except BaseException as exc:  # noqa: BLE001 - handed to every caller of the batch
                 for call in batch:
                     call.error = exc
@@ -215,11 +227,9 @@ class Batcher:
                 if self.observer is not None:
                     self.observer.running(0)
             self._report(batch, results, started)
-            at = 0
-            for call in batch:
-                call.results = results[at : at + len(call.requests)]
-                at += len(call.requests)
-                call.done.set()
+            for (call, i), result in zip(owners, results):
+                if not call.done.is_set():
+                    call.finish_row(i, result)
 
     def _report(self, batch: list[_Call], results: list[InfillResult], started: float) -> None:
         if self.observer is None:

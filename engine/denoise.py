@@ -104,9 +104,12 @@ class Denoiser:
         params: DenoiseParams,
         cancel: Callable[[], bool] | None = None,
         warm: DocKV | None = None,
+        on_row: Callable[[int, InfillResult], None] | None = None,
     ) -> tuple[list[InfillResult], DocKV | None]:
+        """Denoise every row; `on_row(b, result)` hears each row's result as soon as the row is done (it
+        finished or left the batch), before the rows still running are."""
         with torch.inference_mode(), fused_kernels_only(self.m.device):
-            return self._run(requests, params, cancel, warm)
+            return self._run(requests, params, cancel, warm, on_row)
 
     def _run(
         self,
@@ -114,6 +117,7 @@ class Denoiser:
         params: DenoiseParams,
         cancel: Callable[[], bool] | None,
         warm: DocKV | None,
+        on_row: Callable[[int, InfillResult], None] | None = None,
     ) -> tuple[list[InfillResult], DocKV | None]:
         sp = self.m.special
         batch = CanvasBatch.build([list(r.canvas) for r in requests], [r.max_grow for r in requests],
@@ -140,13 +144,16 @@ class Denoiser:
         changed = torch.zeros_like(batch.masked)
         cancelled = False
         left = [False] * n
+        done: dict[int, InfillResult] = {}
 
         while bool(batch.masked.any()):
             if cancel is not None and cancel():
                 cancelled = True
                 break
-            if self._leave_cancelled(batch, requests, left) and not bool(batch.masked.any()):
-                break
+            if self._leave_cancelled(batch, requests, left):
+                self._report_done(batch, stats, predictor, started, left, done, on_row)
+                if not bool(batch.masked.any()):
+                    break
             active = batch.masked.any(-1).cpu()
             candidates = batch.leading_masks(block)  # the masks this step may commit
             targets = candidates | batch.drafts if speculative else candidates  # and the drafts to verify
@@ -180,17 +187,35 @@ class Denoiser:
             for b, span, extra in self._grow(batch, spans_before, params, initial, row_step, row_steps):
                 predictor.grew(batch, b, span, extra)
             changed = torch.nn.functional.pad(changed, (0, batch.x.shape[1] - changed.shape[1]))
+            self._report_done(batch, stats, predictor, started, left, done, on_row)
 
         if batch.drafts is not None:  # a cancelled run leaves unverified drafts: they were never written
             batch.x[batch.drafts] = sp.mask_id
         seconds = time.perf_counter() - started
         for b in range(n):
-            stats[b].positions = int(predictor.positions[b])
-        results = [self._result(batch, b, stats[b], seconds, cancelled or left[b]) for b in range(n)]
+            if b not in done:
+                stats[b].positions = int(predictor.positions[b])
+        results = [done.get(b) or self._result(batch, b, stats[b], seconds, cancelled or left[b]) for b in range(n)]
         keep = None
         if params.cache == "fixed" and n == 1 and requests[0].doc_id is not None and not cancelled and not left[0]:
             keep = predictor.keep(batch)
         return results, keep
+
+    def _report_done(self, batch: CanvasBatch, stats: list[Stats], predictor, started: float, left: list[bool],
+                     done: dict[int, InfillResult], on_row: Callable[[int, InfillResult], None] | None) -> None:
+        """Hand `on_row` the result of each row that is done since the last step: no mask to fill (and no
+        draft to verify) any more, or it left the batch."""
+        if on_row is None:
+            return
+        busy = batch.masked.any(-1)
+        if batch.drafts is not None:
+            busy |= batch.drafts.any(-1)
+        for b in (~busy).nonzero().flatten().tolist():
+            if b in done:
+                continue
+            stats[b].positions = int(predictor.positions[b])
+            done[b] = self._result(batch, b, stats[b], time.perf_counter() - started, left[b])
+            on_row(b, done[b])
 
     @staticmethod
     def _leave_cancelled(batch: CanvasBatch, requests: list[InfillRequest], left: list[bool]) -> bool:

@@ -66,15 +66,17 @@ class Engine:
         requests: Sequence[InfillRequest],
         params: DenoiseParams | None = None,
         cancel: Callable[[], bool] | None = None,
+        on_row: Callable[[int, InfillResult], None] | None = None,
     ) -> list[InfillResult]:
-        """Fill every mask of every canvas; one batch, one loop. See ARCHITECTURE.md for the contract."""
+        """Fill every mask of every canvas; one batch, one loop. See ARCHITECTURE.md for the contract.
+        `on_row(i, result)` hears each request's result as soon as its row is done."""
         if not requests:
             return []
         params = params or DenoiseParams()
         self.check(requests)
         doc_id = requests[0].doc_id if len(requests) == 1 else None
         warm = self._docs.get(doc_id) if params.cache == "fixed" else None
-        results, keep = self._denoiser.run(list(requests), params, cancel, warm)
+        results, keep = self._denoiser.run(list(requests), params, cancel, warm, on_row)
         if keep is not None and doc_id is not None:
             self._docs.put(doc_id, keep)
         return results

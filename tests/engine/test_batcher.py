@@ -58,6 +58,18 @@ def test_a_row_cancelled_before_its_first_step_costs_nothing(engine):
     assert kept.canvas == engine.infill([InfillRequest(other)], PARAMS)[0].canvas
 
 
+def test_each_row_is_handed_over_as_soon_as_it_is_done(engine):
+    polls = after(10**6)
+    long = InfillRequest(canvas(engine, "def f(x):\n    return", 24), cancel=polls)
+    short = InfillRequest(canvas(engine, "import os\n", 3))
+    heard = []
+    results = engine.infill([long, short], PARAMS, on_row=lambda b, r: heard.append((b, len(polls.seen), r)))
+    assert [b for b, _, _ in heard] == [1, 0]
+    assert heard[0][1] < results[0].stats.forward_passes  # the long row was still running
+    assert heard[0][2] is results[1] and heard[1][2] is results[0]
+    assert results[1].canvas == engine.infill([short], PARAMS)[0].canvas
+
+
 class Reports:
     def __init__(self) -> None:
         self.batches: list[BatchReport] = []

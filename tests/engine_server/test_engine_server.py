@@ -77,6 +77,10 @@ def test_the_openai_client_writes_what_dcomplete_infill_writes(server, local):
     assert streamed[-1].choices[0].finish_reason == "stop"
     capped = client.completions.create(model=model, prompt=prompt, suffix=suffix, max_tokens=2)
     assert capped.usage.completion_tokens <= 2
+    stopped = client.completions.create(model=model, prompt=prompt, suffix=suffix, stop=[written[2:4], "@@"])
+    assert stopped.choices[0].text == written[: written.index(written[2:4])]
+    two = client.completions.create(model=model, prompt=prompt, suffix=suffix, n=2, temperature=1.0, seed=5)
+    assert [c.index for c in two.choices] == [0, 1]
 
 
 def test_llama_cpp_infill_and_fim(server):
