@@ -49,6 +49,17 @@ class AnchoredPredictor:
                                   torch.zeros(shape, dtype=dtype, device=self.m.device)) for _ in range(self.kv.n_layers)]
         self.kv.ids = torch.full((n, width), -1, dtype=torch.long, device=self.m.device)
 
+    def add_rows(self, n: int) -> None:
+        """n rows joined the batch: nothing of theirs is cached, so their first step prefills them."""
+        self.kv.add_rows(n)
+        self.positions = torch.cat([self.positions, torch.zeros(n, dtype=torch.long)])
+        self._view_key = None
+
+    def keep_rows(self, rows: list[int]) -> None:
+        self.kv.keep_rows(torch.tensor(rows, dtype=torch.long, device=self.kv.ids.device))
+        self.positions = self.positions[rows]
+        self._view_key = None
+
     def structure(self, batch: CanvasBatch) -> tuple[torch.Tensor, torch.Tensor]:
         """(positions, segments), (B, L); segments -1 on padding."""
         n, width = batch.x.shape

@@ -1,19 +1,20 @@
 """One engine shared by many callers: requests from several threads run as rows of one engine batch.
 
 Callers (the HTTP server's request threads) call `Batcher.infill` exactly as they would call
-`Engine.infill`; it blocks until the rows are denoised. One worker thread owns the engine. Whenever the
-engine is free it takes the oldest waiting call and every other waiting call with equal `DenoiseParams`
-(rows of one engine call share them), up to `max_rows` rows, and denoises them in one loop.
+`Engine.infill`; it blocks until the call's rows are done. One worker thread owns the engine and runs one
+denoising loop at a time, continuously: a loop starts with the oldest waiting call and every waiting call
+with equal `DenoiseParams` (rows of one loop share them), and before each step it admits the calls that
+arrived meanwhile with the same params, as long as the rows still running plus theirs fit in `max_rows`
+(`engine.loop_rows`). Calls with other params wait for the next loop.
 
-Joining happens at the next engine call: a call that arrives while a batch runs waits for that batch to
-end and forms the next one with whatever else arrived meanwhile. Leaving is per step: each row carries its
-call's `cancel` (client gone, superseded, past its deadline), which the loop polls before every step, so
-a cancelled row stops being computed at the next step while the others go on (`InfillRequest.cancel`).
-A call is answered as soon as its own rows are done, not when the whole batch is.
+Each row carries its call's `cancel` (client gone, superseded, past its deadline), which the loop polls
+before every step, so a cancelled row stops being computed at the next step while the others go on
+(`InfillRequest.cancel`). A row that is done leaves the batch at once, and a call is answered as soon as
+its own rows are done.
 
 The waiting room is bounded: past `max_queue` waiting rows a call fails at once with `QueueFull`, which
-the server answers with 503 and Retry-After. `batching=False` serves calls one at a time (the baseline
-of bench.engine_server).
+the server answers with 503 and Retry-After. `batching=False` serves calls one at a time, nothing joining
+(the baseline of bench.engine_server).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from engine.denoise import InfillRequest, InfillResult
 from engine.engine import Engine
 from engine.loader import SpecialTokens
 from engine.params import DenoiseParams
+from engine.requests import InfillRequest, InfillResult
 
 
 class QueueFull(RuntimeError):
@@ -55,30 +56,21 @@ class BatcherConfig:
             raise ValueError(f"max_rows must be >= 1, got {self.max_rows}")
 
 
-@dataclass(frozen=True)
-class BatchReport:
-    """What one engine call did: `forwards` is the loop's steps (the most any row ran), `row_forwards`
-    the sum of the rows' own steps, i.e. what the calls would have cost one at a time."""
-
-    calls: int
-    rows: int
-    forwards: int
-    row_forwards: int
-    new_tokens: int
-    seconds: float
-    waited: tuple[float, ...]  # seconds each call waited for the engine
-
-
 class BatchObserver(Protocol):
     def queued(self, rows: int) -> None:
         """Rows waiting for the engine, after a change."""
         ...
 
-    def running(self, rows: int) -> None:
-        """Rows in the engine call that starts now (0: the call ended)."""
+    def admitted(self, waited: float) -> None:
+        """A call's rows entered a loop after waiting `waited` seconds."""
         ...
 
-    def ran(self, report: BatchReport) -> None:
+    def stepped(self, rows: int) -> None:
+        """The loop ran one step over `rows` rows (0: the loop ended)."""
+        ...
+
+    def finished(self, result: InfillResult) -> None:
+        """A row is done (its stats say how many steps it ran)."""
         ...
 
 
@@ -172,7 +164,7 @@ class Batcher:
         return call.results
 
     def close(self) -> None:
-        """Stop the worker; the running batch stops at its next step, calls still waiting fail with
+        """Stop the worker; the running loop stops at its next step, calls still waiting fail with
         BatcherClosed."""
         with self._lock:
             self._closed = True
@@ -190,52 +182,76 @@ class Batcher:
         if self.observer is not None:
             self.observer.queued(self._waiting_rows())
 
-    def _next_batch(self) -> list[_Call] | None:
-        """The oldest waiting call and the waiting calls with the same params that fit beside it."""
+    def take(self, params: DenoiseParams | None, room: int) -> list[_Call]:
+        """Waiting calls, oldest first, with `params` and rows that fit in `room`. params None opens a loop:
+        the oldest call is taken whatever its size and sets the params (alone, without batching)."""
+        picked: list[_Call] = []
         with self._lock:
-            while not self._waiting and not self._closed:
-                self._lock.wait()
-            if self._closed:
-                return None
-            first = self._waiting.popleft()
-            batch, rows = [first], len(first.requests)
-            if self.config.batching:
-                for call in list(self._waiting):
-                    if call.params == first.params and rows + len(call.requests) <= self.config.max_rows:
-                        self._waiting.remove(call)
-                        batch.append(call)
-                        rows += len(call.requests)
-            self._report_queue()
-            return batch
+            for call in list(self._waiting):
+                opening = params is None
+                if opening:
+                    params = call.params
+                elif call.params != params or not self.config.batching or len(call.requests) > room:
+                    continue
+                self._waiting.remove(call)
+                picked.append(call)
+                room -= len(call.requests)
+                if opening and not self.config.batching:
+                    break
+            if picked:
+                self._report_queue()
+        if self.observer is not None:
+            now = time.perf_counter()
+            for call in picked:
+                self.observer.admitted(now - call.queued_at)
+        return picked
 
     def _serve(self) -> None:
-        while (batch := self._next_batch()) is not None:
-            started = time.perf_counter()
-            rows = [row for call in batch for row in call.rows()]
-            owners = [(call, i) for call in batch for i in range(len(call.requests))]
-            if self.observer is not None:
-                self.observer.running(len(rows))
-            try:
-                results = self.engine.infill(rows, batch[0].params, cancel=lambda: self._closed,
-                                             on_row=lambda b, result: owners[b][0].finish_row(owners[b][1], result))
-            except BaseException as exc:  # noqa: BLE001 - handed to every caller of the batch
-                for call in batch:
-                    call.error = exc
-                    call.done.set()
+        while True:
+            with self._lock:
+                while not self._waiting and not self._closed:
+                    self._lock.wait()
+                if self._closed:
+                    return
+            first = self.take(None, self.config.max_rows)
+            if not first:
                 continue
+            loop = _Loop(self, first)
+            try:
+                self.engine.infill([row for call in first for row in call.rows()], first[0].params,
+                                   cancel=lambda: self._closed, feed=loop)
+            except BaseException as exc:  # noqa: BLE001 - handed to every caller still waiting in the loop
+                for call, _ in loop.owners:
+                    if not call.done.is_set():
+                        call.error = exc
+                        call.done.set()
             finally:
-                if self.observer is not None:
-                    self.observer.running(0)
-            self._report(batch, results, started)
-            for (call, i), result in zip(owners, results):
-                if not call.done.is_set():
-                    call.finish_row(i, result)
+                loop.stepped(0)
 
-    def _report(self, batch: list[_Call], results: list[InfillResult], started: float) -> None:
-        if self.observer is None:
-            return
-        forwards = [r.stats.forward_passes for r in results]
-        self.observer.ran(BatchReport(
-            calls=len(batch), rows=len(results), forwards=max(forwards, default=0), row_forwards=sum(forwards),
-            new_tokens=sum(r.stats.new_tokens for r in results), seconds=time.perf_counter() - started,
-            waited=tuple(started - c.queued_at for c in batch)))
+
+class _Loop:
+    """The `RowFeed` of one running loop: admits waiting calls with its params while their rows fit,
+    answers each call when its rows are done, and tells the observer."""
+
+    def __init__(self, batcher: Batcher, first: list[_Call]) -> None:
+        self.batcher = batcher
+        self.params = first[0].params
+        self.owners = [(call, i) for call in first for i in range(len(call.requests))]
+        self.running = len(self.owners)
+
+    def admit(self) -> list[InfillRequest]:
+        calls = self.batcher.take(self.params, self.batcher.config.max_rows - self.running)
+        self.owners += [(call, i) for call in calls for i in range(len(call.requests))]
+        self.running += sum(len(call.requests) for call in calls)
+        return [row for call in calls for row in call.rows()]
+
+    def done(self, index: int, result: InfillResult) -> None:
+        call, i = self.owners[index]
+        self.running -= 1
+        if self.batcher.observer is not None:
+            self.batcher.observer.finished(result)
+        call.finish_row(i, result)
+
+    def stepped(self, rows: int) -> None:
+        if self.batcher.observer is not None:
+            self.batcher.observer.stepped(rows)

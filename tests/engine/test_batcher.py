@@ -1,5 +1,6 @@
-"""Shared batching: rows leave a running batch one step after their cancel fires; calls that wait while
-a batch runs form the next batch together (grouped by params), and the waiting room is bounded."""
+"""Shared batching: rows leave a running batch one step after their cancel fires; calls that arrive while
+a loop runs join it between steps (grouped by params, up to max_rows), each row gets what it gets alone,
+a call is answered when its own rows are done, and the waiting room is bounded."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.batcher import Batcher, BatcherConfig, BatchReport, QueueFull
+from engine.batcher import Batcher, BatcherConfig, QueueFull
 
 
 @pytest.fixture(scope="module", params=["dream", "anchored"])
@@ -58,22 +59,49 @@ def test_a_row_cancelled_before_its_first_step_costs_nothing(engine):
     assert kept.canvas == engine.infill([InfillRequest(other)], PARAMS)[0].canvas
 
 
-def test_each_row_is_handed_over_as_soon_as_it_is_done(engine):
-    polls = after(10**6)
-    long = InfillRequest(canvas(engine, "def f(x):\n    return", 24), cancel=polls)
-    short = InfillRequest(canvas(engine, "import os\n", 3))
-    heard = []
-    results = engine.infill([long, short], PARAMS, on_row=lambda b, r: heard.append((b, len(polls.seen), r)))
-    assert [b for b, _, _ in heard] == [1, 0]
-    assert heard[0][1] < results[0].stats.forward_passes  # the long row was still running
-    assert heard[0][2] is results[1] and heard[1][2] is results[0]
-    assert results[1].canvas == engine.infill([short], PARAMS)[0].canvas
+class Feed:
+    """A RowFeed that admits `joining` once, after `at` steps, and records what it hears."""
+
+    def __init__(self, joining=(), at: int = 0) -> None:
+        self.joining, self.at = list(joining), at
+        self.steps: list[int] = []
+        self.done_rows: list[tuple[int, int, object]] = []  # (request index, steps so far, result)
+
+    def admit(self):
+        if self.joining and len(self.steps) >= self.at:
+            joining, self.joining = self.joining, []
+            return joining
+        return []
+
+    def stepped(self, rows: int) -> None:
+        self.steps.append(rows)
+
+    def done(self, index: int, result) -> None:
+        self.done_rows.append((index, len(self.steps), result))
+
+
+def test_rows_join_a_running_loop_and_leave_it_when_done(engine):
+    long = InfillRequest(canvas(engine, "def f(x):\n    return", 20))
+    early = InfillRequest(canvas(engine, "import os\n", 3))
+    joiner = InfillRequest(canvas(engine, "class A:\n    def g(self):\n        return", 6))
+    feed = Feed([joiner], at=2)
+    results = engine.infill([long, early], PARAMS, feed=feed)
+    order = [index for index, _, _ in feed.done_rows]
+    assert sorted(order) == [0, 1, 2] and order[-1] == 0  # the long row is done last
+    by_index = {index: (steps, result) for index, steps, result in feed.done_rows}
+    assert by_index[1][0] < len(feed.steps) and by_index[2][0] < len(feed.steps)  # answered before the end
+    assert results == [by_index[0][1], by_index[1][1]]
+    assert max(feed.steps) == 3 and feed.steps[-1] == 1  # three rows at once, then the long row alone
+    for request, result in ((long, results[0]), (early, results[1]), (joiner, by_index[2][1])):
+        alone = engine.infill([request], PARAMS)[0]
+        assert result.canvas == alone.canvas and result.stats.forward_passes == alone.stats.forward_passes
 
 
 class Reports:
     def __init__(self) -> None:
-        self.batches: list[BatchReport] = []
+        self.steps: list[int] = []
         self.depth: list[int] = []
+        self.results: list = []
         self.changed = threading.Condition()
 
     def queued(self, rows: int) -> None:
@@ -81,11 +109,14 @@ class Reports:
             self.depth.append(rows)
             self.changed.notify_all()
 
-    def running(self, rows: int) -> None:
-        pass
+    def admitted(self, waited: float) -> None:
+        assert waited >= 0
 
-    def ran(self, report: BatchReport) -> None:
-        self.batches.append(report)
+    def stepped(self, rows: int) -> None:
+        self.steps.append(rows)
+
+    def finished(self, result) -> None:
+        self.results.append(result)
 
     def wait_depth(self, rows: int) -> None:
         with self.changed:
@@ -97,37 +128,40 @@ def held(gate: threading.Event):
     return lambda: not gate.wait(30)
 
 
-def test_calls_waiting_while_a_batch_runs_form_the_next_batch_by_params(engine):
+def test_calls_join_the_running_loop_up_to_max_rows_and_by_params(engine):
     reports = Reports()
     batcher = Batcher(engine, BatcherConfig(max_queue=16, max_rows=3), reports)
     gate = threading.Event()
     prompts = ["import os\n", "def g(", "class A:\n    ", "x = [", "print("]
-    fast_sampled = DenoiseParams.fast().with_(temperature=0.5)
+    sampled_params = DenoiseParams.fast().with_(temperature=0.5)
+    sampled_row = InfillRequest(canvas(engine, "z = ", 4))
     try:
         with ThreadPoolExecutor(8) as pool:
-            first = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 4))], PARAMS, held(gate))
-            reports.wait_depth(0)  # the first call is running
+            first = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 12))], PARAMS, held(gate))
+            reports.wait_depth(0)  # the first call is running, held at its first step
             futures = []
             for i, prompt in enumerate(prompts):
                 futures.append(pool.submit(batcher.infill, [InfillRequest(canvas(engine, prompt, 5))], PARAMS))
                 reports.wait_depth(i + 1)
-            sampled = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "z = ", 4))], fast_sampled)
+            sampled = pool.submit(batcher.infill, [sampled_row], sampled_params)
             reports.wait_depth(len(prompts) + 1)
             gate.set()
             results = [f.result(timeout=60)[0] for f in futures]
-            first.result(timeout=60), sampled.result(timeout=60)
+            first.result(timeout=60)
+            sampled_result = sampled.result(timeout=60)[0]
     finally:
         batcher.close()
-    assert [b.calls for b in reports.batches] == [1, 3, 2, 1]  # max_rows 3; the sampled call runs alone
+    assert max(reports.steps) == 3  # max_rows
+    assert len([r for r in reports.steps if r]) < sum(r.stats.forward_passes for r in reports.results)
     for prompt, result in zip(prompts, results):
         assert result.canvas == engine.infill([InfillRequest(canvas(engine, prompt, 5))], PARAMS)[0].canvas
-    shared = reports.batches[1]
-    assert shared.forwards < shared.row_forwards  # three rows, one loop
+    # sampling draws from the loop's generator: the same tokens as alone means it ran in a loop of its own
+    assert sampled_result.canvas == engine.infill([sampled_row], sampled_params)[0].canvas
 
 
 def test_past_the_waiting_room_a_call_fails_at_once(engine):
     reports = Reports()
-    batcher = Batcher(engine, BatcherConfig(max_queue=1), reports)
+    batcher = Batcher(engine, BatcherConfig(max_queue=1, max_rows=1), reports)
     gate = threading.Event()
     try:
         with ThreadPoolExecutor(2) as pool:
@@ -158,7 +192,7 @@ def test_without_batching_calls_run_one_at_a_time(engine):
             first.result(timeout=60), [f.result(timeout=60) for f in rest]
     finally:
         batcher.close()
-    assert [b.calls for b in reports.batches] == [1, 1, 1]
+    assert max(reports.steps) == 1 and len(reports.results) == 3
 
 
 def test_a_bad_canvas_fails_its_own_call_only(engine):

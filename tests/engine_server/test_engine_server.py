@@ -135,7 +135,8 @@ def test_sixteen_concurrent_clients_share_batches(server, local):
     bodies = [{"canvases": [{"ids": [sp.bos_id] + local.tokenizer.encode(p) + [sp.mask_id] * 24}],
                "params": SLOW} for p in prompts]
     forwards = metric(server.url, "dcomplete_engine_forwards_total")
-    calls = metric(server.url, "dcomplete_batch_calls_count")
+    steps = metric(server.url, "dcomplete_batch_rows_count")
+    single = metric(server.url, "dcomplete_batch_rows_bucket", '{le="1.0"}')
     barrier = threading.Barrier(16)
 
     def client(body: dict) -> dict:
@@ -147,7 +148,9 @@ def test_sixteen_concurrent_clients_share_batches(server, local):
     ran = metric(server.url, "dcomplete_engine_forwards_total") - forwards
     assert all(not r["cancelled"] and r["stats"]["forward_passes"] == 24 for r in results)
     assert 24 <= ran < sum(r["stats"]["forward_passes"] for r in results) / 2
-    assert metric(server.url, "dcomplete_batch_calls_count") - calls < 16  # engine calls, for 16 requests
+    shared = (metric(server.url, "dcomplete_batch_rows_count") - steps
+              - (metric(server.url, "dcomplete_batch_rows_bucket", '{le="1.0"}') - single))
+    assert shared > 0  # steps that ran more than one row
 
 
 def _left(server, reason: str) -> float:
@@ -218,7 +221,8 @@ def test_bad_input_gets_its_status_and_a_sentence(server, path, body, status, sa
 
 
 def test_a_key_guards_every_endpoint_but_health_and_the_queue_is_bounded(tiny_anchored, local):
-    with EngineProcess(["--model", str(tiny_anchored), "--api-key", "s3cret", "--max-queue", "1"]) as server:
+    with EngineProcess(["--model", str(tiny_anchored), "--api-key", "s3cret", "--max-queue", "1",
+                        "--max-batch", "1"]) as server:
         assert httpx.get(server.url + "/health").status_code == 200
         for given in ({}, {"Authorization": "Bearer wrong"}):
             reply = httpx.get(server.url + "/v1/models", headers=given)
