@@ -43,7 +43,7 @@ class BatcherClosed(RuntimeError):
 @dataclass(frozen=True)
 class BatcherConfig:
     """max_queue: rows that may wait for the engine (beyond them a call fails with QueueFull);
-    max_rows: rows in one engine call; batching: False runs one call at a time."""
+    max_rows: rows running at once in the loop; batching: False runs one call at a time."""
 
     max_queue: int = 64
     max_rows: int = 16
@@ -143,10 +143,14 @@ class Batcher:
 
     def infill(self, requests: Sequence[InfillRequest], params: DenoiseParams | None = None,
                cancel: Callable[[], bool] | None = None) -> list[InfillResult]:
-        """Denoise `requests` as rows of the next engine batch; blocks until they are done."""
+        """Denoise `requests` as rows of the engine's batch (joining the running loop between two steps
+        when their params match it and they fit, else the next loop); blocks until they are done."""
         if not requests:
             return []
         self.engine.check(requests)  # a bad canvas fails its own call, not the batch it would join
+        if len(requests) > self.config.max_queue:
+            raise ValueError(f"{len(requests)} rows in one call, more than the {self.config.max_queue} "
+                             "the engine's queue holds")
         call = _Call(list(requests), params or DenoiseParams(), cancel)
         with self._lock:
             if self._closed:
