@@ -8,8 +8,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
+from engine.anchored_step import by_width
 from engine.batcher import Batcher, BatcherConfig, QueueFull
 
 
@@ -83,7 +85,8 @@ class Feed:
 def test_rows_join_a_running_loop_and_leave_it_when_done(engine):
     long = InfillRequest(canvas(engine, "def f(x):\n    return", 20))
     early = InfillRequest(canvas(engine, "import os\n", 3))
-    joiner = InfillRequest(canvas(engine, "class A:\n    def g(self):\n        return", 6))
+    body = "".join(f"    x{i} = {i}\n" for i in range(20))  # its prefill is wider than the others' steps
+    joiner = InfillRequest(canvas(engine, f"class A:\n{body}    def g(self):\n        return", 6))
     feed = Feed([joiner], at=2)
     results = engine.infill([long, early], PARAMS, feed=feed)
     order = [index for index, _, _ in feed.done_rows]
@@ -95,6 +98,14 @@ def test_rows_join_a_running_loop_and_leave_it_when_done(engine):
     for request, result in ((long, results[0]), (early, results[1]), (joiner, by_index[2][1])):
         alone = engine.infill([request], PARAMS)[0]
         assert result.canvas == alone.canvas and result.stats.forward_passes == alone.stats.forward_passes
+
+
+def test_a_prefill_runs_apart_from_rows_that_write_a_few_tokens():
+    need = torch.zeros((3, 200), dtype=torch.bool)
+    need[0, :3] = need[1, :150] = need[2, :2] = True
+    assert [g.tolist() for g in by_width(need)] == [[1], [0, 2]]
+    need[1, 60:] = False
+    assert [g.tolist() for g in by_width(need)] == [[0, 1, 2]]
 
 
 class Reports:
@@ -120,32 +131,45 @@ class Reports:
 
     def wait_depth(self, rows: int) -> None:
         with self.changed:
-            assert self.changed.wait_for(lambda: self.depth and self.depth[-1] == rows, timeout=30)
+            assert self.changed.wait_for(lambda: self.depth and self.depth[-1] == rows, timeout=60)
 
 
-def held(gate: threading.Event):
-    """A cancel that holds the engine (it is polled by the worker) until `gate` is set."""
-    return lambda: not gate.wait(30)
+class Held:
+    """A cancel that holds the engine (the worker polls it before each step) until `release()`;
+    `wait()` returns once the worker is held."""
+
+    def __init__(self) -> None:
+        self.polled, self.gate = threading.Event(), threading.Event()
+
+    def __call__(self) -> bool:
+        self.polled.set()
+        return not self.gate.wait(120)
+
+    def wait(self) -> None:
+        assert self.polled.wait(60)
+
+    def release(self) -> None:
+        self.gate.set()
 
 
 def test_calls_join_the_running_loop_up_to_max_rows_and_by_params(engine):
     reports = Reports()
     batcher = Batcher(engine, BatcherConfig(max_queue=16, max_rows=3), reports)
-    gate = threading.Event()
+    hold = Held()
     prompts = ["import os\n", "def g(", "class A:\n    ", "x = [", "print("]
     sampled_params = DenoiseParams.fast().with_(temperature=0.5)
     sampled_row = InfillRequest(canvas(engine, "z = ", 4))
     try:
         with ThreadPoolExecutor(8) as pool:
-            first = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 12))], PARAMS, held(gate))
-            reports.wait_depth(0)  # the first call is running, held at its first step
+            first = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 12))], PARAMS, hold)
+            hold.wait()  # the first call is running, held before its first step
             futures = []
             for i, prompt in enumerate(prompts):
                 futures.append(pool.submit(batcher.infill, [InfillRequest(canvas(engine, prompt, 5))], PARAMS))
                 reports.wait_depth(i + 1)
             sampled = pool.submit(batcher.infill, [sampled_row], sampled_params)
             reports.wait_depth(len(prompts) + 1)
-            gate.set()
+            hold.release()
             results = [f.result(timeout=60)[0] for f in futures]
             first.result(timeout=60)
             sampled_result = sampled.result(timeout=60)[0]
@@ -162,16 +186,16 @@ def test_calls_join_the_running_loop_up_to_max_rows_and_by_params(engine):
 def test_past_the_waiting_room_a_call_fails_at_once(engine):
     reports = Reports()
     batcher = Batcher(engine, BatcherConfig(max_queue=1, max_rows=1), reports)
-    gate = threading.Event()
+    hold = Held()
     try:
         with ThreadPoolExecutor(2) as pool:
-            running = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 2))], PARAMS, held(gate))
-            reports.wait_depth(0)
+            running = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 2))], PARAMS, hold)
+            hold.wait()
             waiting = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "x = ", 2))], PARAMS)
             reports.wait_depth(1)
             with pytest.raises(QueueFull, match="at most 1"):
                 batcher.infill([InfillRequest(canvas(engine, "z = ", 2))], PARAMS)
-            gate.set()
+            hold.release()
             assert not running.result(timeout=60)[0].cancelled
             assert not waiting.result(timeout=60)[0].cancelled
     finally:
@@ -181,14 +205,14 @@ def test_past_the_waiting_room_a_call_fails_at_once(engine):
 def test_without_batching_calls_run_one_at_a_time(engine):
     reports = Reports()
     batcher = Batcher(engine, BatcherConfig(batching=False), reports)
-    gate = threading.Event()
+    hold = Held()
     try:
         with ThreadPoolExecutor(4) as pool:
-            first = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 2))], PARAMS, held(gate))
-            reports.wait_depth(0)
+            first = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 2))], PARAMS, hold)
+            hold.wait()
             rest = [pool.submit(batcher.infill, [InfillRequest(canvas(engine, p, 3))], PARAMS) for p in ("a", "b")]
             reports.wait_depth(2)
-            gate.set()
+            hold.release()
             first.result(timeout=60), [f.result(timeout=60) for f in rest]
     finally:
         batcher.close()
