@@ -55,7 +55,8 @@ def phase(url: str, bodies: list[list[dict]]) -> dict[str, float]:
             for body in mine:
                 started = time.perf_counter()
                 reply = http.post(url + "/v1/completions", json=body)
-                reply.raise_for_status()
+                if reply.status_code != 200:
+                    raise RuntimeError(f"{url}: {reply.status_code} {reply.text}")
                 with lock:
                     latencies.append(time.perf_counter() - started)
                     tokens[0] += reply.json()["usage"]["completion_tokens"]

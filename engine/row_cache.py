@@ -70,9 +70,15 @@ class RowCache:
         self.layers = [LayerKV(l.k[rows], l.v[rows]) if l is not None else None for l in self.layers]
 
     def fit_width(self, width: int) -> None:
-        """Pad (never shrink) to a batch that got wider because a span grew; new positions are pads."""
+        """Pad to a batch that got wider because a span grew (new positions are pads), or crop to one that
+        got narrower because its widest rows left it."""
         extra = width - self.ids.shape[1]
-        if extra <= 0:
+        if extra < 0:
+            self.ids = self.ids[:, :width]
+            self.layers = [LayerKV(l.k[:, :, :width], l.v[:, :, :width]) if l is not None else None
+                           for l in self.layers]
+            return
+        if extra == 0:
             return
         self.ids = torch.nn.functional.pad(self.ids, (0, extra), value=-1)
         for i, layer in enumerate(self.layers):

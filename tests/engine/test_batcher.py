@@ -100,6 +100,17 @@ def test_rows_join_a_running_loop_and_leave_it_when_done(engine):
         assert result.canvas == alone.canvas and result.stats.forward_passes == alone.stats.forward_passes
 
 
+def test_a_row_grows_after_the_widest_row_left(engine):
+    params = PARAMS.with_(eos_penalty=100.0)  # no end token: a filled span grows
+    wide = InfillRequest(canvas(engine, "x = 1\n" * 40, 2))
+    grows = InfillRequest(canvas(engine, "y = ", 4), max_grow=8)
+    feed = Feed()
+    results = engine.infill([wide, grows], params, feed=feed)
+    assert [index for index, _, _ in feed.done_rows] == [0, 1]
+    assert len(results[1].spans[0].token_ids) == 12  # it grew, in a batch narrower than it started
+    assert results[1].canvas == engine.infill([grows], params)[0].canvas
+
+
 def test_a_prefill_runs_apart_from_rows_that_write_a_few_tokens():
     need = torch.zeros((3, 200), dtype=torch.bool)
     need[0, :3] = need[1, :150] = need[2, :2] = True
