@@ -37,8 +37,7 @@ class AnchoredPredictor:
         n = batch.x.shape[0]
         self.kv = RowCache(len(self.model.model.layers), n, batch.x.shape[1], m.device)
         self.positions = torch.zeros(n, dtype=torch.long)  # positions run per row, all steps
-        self._view_key: object = None
-        self._view: RightView | None = None
+        self._views: dict[object, RightView] = {}  # right_view per (rows, spans) of a forward
         self._allocate(batch)
 
     def _allocate(self, batch: CanvasBatch) -> None:
@@ -48,6 +47,17 @@ class AnchoredPredictor:
         self.kv.layers = [LayerKV(torch.zeros(shape, dtype=dtype, device=self.m.device),
                                   torch.zeros(shape, dtype=dtype, device=self.m.device)) for _ in range(self.kv.n_layers)]
         self.kv.ids = torch.full((n, width), -1, dtype=torch.long, device=self.m.device)
+
+    def add_rows(self, n: int) -> None:
+        """n rows joined the batch: nothing of theirs is cached, so their first step prefills them."""
+        self.kv.add_rows(n)
+        self.positions = torch.cat([self.positions, torch.zeros(n, dtype=torch.long)])
+        self._views.clear()
+
+    def keep_rows(self, rows: list[int]) -> None:
+        self.kv.keep_rows(torch.tensor(rows, dtype=torch.long, device=self.kv.ids.device))
+        self.positions = self.positions[rows]
+        self._views.clear()
 
     def structure(self, batch: CanvasBatch) -> tuple[torch.Tensor, torch.Tensor]:
         """(positions, segments), (B, L); segments -1 on padding."""
@@ -123,8 +133,23 @@ class AnchoredPredictor:
             need[rows_m, pos_m - 1] = True
         if batch.live is not None:
             need &= batch.live[:, None]  # a row that left the batch is not computed
-        group = need.any(-1).nonzero().flatten()
         self.positions += need.sum(-1).cpu()
+        out: torch.Tensor | None = None
+        for group in by_width(need):
+            pick = torch.isin(rows_m, group)
+            logits = self._forward(batch, group, need, rows_m[pick], pos_m[pick], positions, segments, gap)
+            if out is None:
+                out = logits.new_empty((rows_m.numel(), logits.shape[-1]))
+            out[pick] = logits
+        assert out is not None
+        return out
+
+    def _forward(self, batch: CanvasBatch, group: torch.Tensor, need: torch.Tensor, rows_m: torch.Tensor,
+                 pos_m: torch.Tensor, positions: torch.Tensor, segments: torch.Tensor,
+                 gap: torch.Tensor) -> torch.Tensor:
+        """One forward over the rows in `group`: their `need` positions as queries; logits for the
+        candidates (rows_m, pos_m) of those rows."""
+        masked = batch.masked
         local = torch.full((batch.x.shape[0],), -1, dtype=torch.long, device=batch.x.device)
         local[group] = torch.arange(group.numel(), device=group.device)
         x = batch.x[group]
@@ -147,10 +172,11 @@ class AnchoredPredictor:
                     positions: torch.Tensor) -> RightView:
         """`right_view` of the rows in `group`, kept until a span grows (it depends on the layout only)."""
         key = (tuple(group.tolist()), tuple(tuple(map(tuple, batch.rows[b].spans)) for b in group.tolist()))
-        if self._view_key != key:
-            self._view = right_view(segments[group], positions[group], self.room)
-            self._view_key = key
-        return self._view
+        if key not in self._views:
+            if len(self._views) >= 4:
+                self._views.clear()
+            self._views[key] = right_view(segments[group], positions[group], self.room)
+        return self._views[key]
 
     def _open_spans(self, batch: CanvasBatch) -> torch.Tensor:
         """(B, L): positions of spans that still hold a mask."""
@@ -166,6 +192,21 @@ class AnchoredPredictor:
         length = batch.lengths[0]
         return DocKV(self.kv.ids[0, :length].tolist(), self.kv.trimmed(length),
                      [tuple(s) for s in batch.rows[0].spans])
+
+
+SPLIT = 64  # rows needing more positions than this (a prefill) run apart from rows needing a few
+
+
+def by_width(need: torch.Tensor) -> list[torch.Tensor]:
+    """The rows that need any position, as one group, or two when some need more than SPLIT positions
+    and others fewer: a forward runs every row of its group at the widest row's width, so a row joining
+    a running batch (its prefill) must not make the rows decoding a few tokens a step pay for it."""
+    counts = need.sum(-1)
+    wide = (counts > SPLIT).nonzero().flatten()
+    narrow = ((counts > 0) & (counts <= SPLIT)).nonzero().flatten()
+    if wide.numel() and narrow.numel():
+        return [wide, narrow]
+    return [(counts > 0).nonzero().flatten()]
 
 
 def _fixed_segments(ids: list[int], spans) -> list[tuple[int, int]]:

@@ -1,18 +1,20 @@
 """One engine shared by many callers: requests from several threads run as rows of one engine batch.
 
 Callers (the HTTP server's request threads) call `Batcher.infill` exactly as they would call
-`Engine.infill`; it blocks until the rows are denoised. One worker thread owns the engine. Whenever the
-engine is free it takes the oldest waiting call and every other waiting call with equal `DenoiseParams`
-(rows of one engine call share them), up to `max_rows` rows, and denoises them in one loop.
+`Engine.infill`; it blocks until the call's rows are done. One worker thread owns the engine and runs one
+denoising loop at a time, continuously: a loop starts with the oldest waiting call and every waiting call
+with equal `DenoiseParams` (rows of one loop share them), and before each step it admits the calls that
+arrived meanwhile with the same params, as long as the rows still running plus theirs fit in `max_rows`
+(`engine.loop_rows`). Calls with other params wait for the next loop.
 
-Joining happens at the next engine call: a call that arrives while a batch runs waits for that batch to
-end and forms the next one with whatever else arrived meanwhile. Leaving is per step: each row carries its
-call's `cancel` (client gone, superseded, past its deadline), which the loop polls before every step, so
-a cancelled row stops being computed at the next step while the others go on (`InfillRequest.cancel`).
+Each row carries its call's `cancel` (client gone, superseded, past its deadline), which the loop polls
+before every step, so a cancelled row stops being computed at the next step while the others go on
+(`InfillRequest.cancel`). A row that is done leaves the batch at once, and a call is answered as soon as
+its own rows are done.
 
 The waiting room is bounded: past `max_queue` waiting rows a call fails at once with `QueueFull`, which
-the server answers with 503 and Retry-After. `batching=False` serves calls one at a time (the baseline
-of bench.engine_server).
+the server answers with 503 and Retry-After. `batching=False` serves calls one at a time, nothing joining
+(the baseline of bench.engine_server).
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from engine.denoise import InfillRequest, InfillResult
 from engine.engine import Engine
 from engine.loader import SpecialTokens
 from engine.params import DenoiseParams
+from engine.requests import InfillRequest, InfillResult
 
 
 class QueueFull(RuntimeError):
@@ -41,7 +43,7 @@ class BatcherClosed(RuntimeError):
 @dataclass(frozen=True)
 class BatcherConfig:
     """max_queue: rows that may wait for the engine (beyond them a call fails with QueueFull);
-    max_rows: rows in one engine call; batching: False runs one call at a time."""
+    max_rows: rows running at once in the loop; batching: False runs one call at a time."""
 
     max_queue: int = 64
     max_rows: int = 16
@@ -54,30 +56,21 @@ class BatcherConfig:
             raise ValueError(f"max_rows must be >= 1, got {self.max_rows}")
 
 
-@dataclass(frozen=True)
-class BatchReport:
-    """What one engine call did: `forwards` is the loop's steps (the most any row ran), `row_forwards`
-    the sum of the rows' own steps, i.e. what the calls would have cost one at a time."""
-
-    calls: int
-    rows: int
-    forwards: int
-    row_forwards: int
-    new_tokens: int
-    seconds: float
-    waited: tuple[float, ...]  # seconds each call waited for the engine
-
-
 class BatchObserver(Protocol):
     def queued(self, rows: int) -> None:
         """Rows waiting for the engine, after a change."""
         ...
 
-    def running(self, rows: int) -> None:
-        """Rows in the engine call that starts now (0: the call ended)."""
+    def admitted(self, waited: float) -> None:
+        """A call's rows entered a loop after waiting `waited` seconds."""
         ...
 
-    def ran(self, report: BatchReport) -> None:
+    def stepped(self, rows: int) -> None:
+        """The loop ran one step over `rows` rows (0: the loop ended)."""
+        ...
+
+    def finished(self, result: InfillResult) -> None:
+        """A row is done (its stats say how many steps it ran)."""
         ...
 
 
@@ -90,6 +83,14 @@ class _Call:
     done: threading.Event = field(default_factory=threading.Event)
     results: list[InfillResult] | None = None
     error: BaseException | None = None
+
+    def finish_row(self, i: int, result: InfillResult) -> None:
+        """Row i of this call is done; the call is answered once all of its rows are."""
+        if self.results is None:
+            self.results = [None] * len(self.requests)  # type: ignore[list-item]
+        self.results[i] = result
+        if all(r is not None for r in self.results):
+            self.done.set()
 
     def rows(self) -> list[InfillRequest]:
         """The call's requests, each polling the call's cancel as well as its own."""
@@ -142,10 +143,14 @@ class Batcher:
 
     def infill(self, requests: Sequence[InfillRequest], params: DenoiseParams | None = None,
                cancel: Callable[[], bool] | None = None) -> list[InfillResult]:
-        """Denoise `requests` as rows of the next engine batch; blocks until they are done."""
+        """Denoise `requests` as rows of the engine's batch (joining the running loop between two steps
+        when their params match it and they fit, else the next loop); blocks until they are done."""
         if not requests:
             return []
         self.engine.check(requests)  # a bad canvas fails its own call, not the batch it would join
+        if len(requests) > self.config.max_queue:
+            raise ValueError(f"{len(requests)} rows in one call, more than the {self.config.max_queue} "
+                             "the engine's queue holds")
         call = _Call(list(requests), params or DenoiseParams(), cancel)
         with self._lock:
             if self._closed:
@@ -163,7 +168,8 @@ class Batcher:
         return call.results
 
     def close(self) -> None:
-        """Stop the worker; calls still waiting fail with BatcherClosed."""
+        """Stop the worker; the running loop stops at its next step, calls still waiting fail with
+        BatcherClosed."""
         with self._lock:
             self._closed = True
             for call in self._waiting:
@@ -180,52 +186,76 @@ class Batcher:
         if self.observer is not None:
             self.observer.queued(self._waiting_rows())
 
-    def _next_batch(self) -> list[_Call] | None:
-        """The oldest waiting call and the waiting calls with the same params that fit beside it."""
+    def take(self, params: DenoiseParams | None, room: int) -> list[_Call]:
+        """Waiting calls, oldest first, with `params` and rows that fit in `room`. params None opens a loop:
+        the oldest call is taken whatever its size and sets the params (alone, without batching)."""
+        picked: list[_Call] = []
         with self._lock:
-            while not self._waiting and not self._closed:
-                self._lock.wait()
-            if self._closed:
-                return None
-            first = self._waiting.popleft()
-            batch, rows = [first], len(first.requests)
-            if self.config.batching:
-                for call in list(self._waiting):
-                    if call.params == first.params and rows + len(call.requests) <= self.config.max_rows:
-                        self._waiting.remove(call)
-                        batch.append(call)
-                        rows += len(call.requests)
-            self._report_queue()
-            return batch
+            for call in list(self._waiting):
+                opening = params is None
+                if opening:
+                    params = call.params
+                elif call.params != params or not self.config.batching or len(call.requests) > room:
+                    continue
+                self._waiting.remove(call)
+                picked.append(call)
+                room -= len(call.requests)
+                if opening and not self.config.batching:
+                    break
+            if picked:
+                self._report_queue()
+        if self.observer is not None:
+            now = time.perf_counter()
+            for call in picked:
+                self.observer.admitted(now - call.queued_at)
+        return picked
 
     def _serve(self) -> None:
-        while (batch := self._next_batch()) is not None:
-            started = time.perf_counter()
-            rows = [row for call in batch for row in call.rows()]
-            if self.observer is not None:
-                self.observer.running(len(rows))
-            try:
-                results = self.engine.infill(rows, batch[0].params)
-            except BaseException as exc:  # noqa: BLE001 - handed to every caller of the batch
-                for call in batch:
-                    call.error = exc
-                    call.done.set()
+        while True:
+            with self._lock:
+                while not self._waiting and not self._closed:
+                    self._lock.wait()
+                if self._closed:
+                    return
+            first = self.take(None, self.config.max_rows)
+            if not first:
                 continue
+            loop = _Loop(self, first)
+            try:
+                self.engine.infill([row for call in first for row in call.rows()], first[0].params,
+                                   cancel=lambda: self._closed, feed=loop)
+            except BaseException as exc:  # noqa: BLE001 - handed to every caller still waiting in the loop
+                for call, _ in loop.owners:
+                    if not call.done.is_set():
+                        call.error = exc
+                        call.done.set()
             finally:
-                if self.observer is not None:
-                    self.observer.running(0)
-            self._report(batch, results, started)
-            at = 0
-            for call in batch:
-                call.results = results[at : at + len(call.requests)]
-                at += len(call.requests)
-                call.done.set()
+                loop.stepped(0)
 
-    def _report(self, batch: list[_Call], results: list[InfillResult], started: float) -> None:
-        if self.observer is None:
-            return
-        forwards = [r.stats.forward_passes for r in results]
-        self.observer.ran(BatchReport(
-            calls=len(batch), rows=len(results), forwards=max(forwards, default=0), row_forwards=sum(forwards),
-            new_tokens=sum(r.stats.new_tokens for r in results), seconds=time.perf_counter() - started,
-            waited=tuple(started - c.queued_at for c in batch)))
+
+class _Loop:
+    """The `RowFeed` of one running loop: admits waiting calls with its params while their rows fit,
+    answers each call when its rows are done, and tells the observer."""
+
+    def __init__(self, batcher: Batcher, first: list[_Call]) -> None:
+        self.batcher = batcher
+        self.params = first[0].params
+        self.owners = [(call, i) for call in first for i in range(len(call.requests))]
+        self.running = len(self.owners)
+
+    def admit(self) -> list[InfillRequest]:
+        calls = self.batcher.take(self.params, self.batcher.config.max_rows - self.running)
+        self.owners += [(call, i) for call in calls for i in range(len(call.requests))]
+        self.running += sum(len(call.requests) for call in calls)
+        return [row for call in calls for row in call.rows()]
+
+    def done(self, index: int, result: InfillResult) -> None:
+        call, i = self.owners[index]
+        self.running -= 1
+        if self.batcher.observer is not None:
+            self.batcher.observer.finished(result)
+        call.finish_row(i, result)
+
+    def stepped(self, rows: int) -> None:
+        if self.batcher.observer is not None:
+            self.batcher.observer.stepped(rows)

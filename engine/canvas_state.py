@@ -125,6 +125,31 @@ class CanvasBatch:
             self.x[b][self.drafts[b]] = self.mask_id
             self.drafts[b] = False
 
+    def extend(self, other: CanvasBatch) -> None:
+        """Append `other`'s rows (rows joining a running loop); the narrower side is padded."""
+        width = max(self.x.shape[1], other.x.shape[1])
+
+        def widen(t: torch.Tensor, value: object) -> torch.Tensor:
+            return torch.nn.functional.pad(t, (0, width - t.shape[1]), value=value)  # type: ignore[arg-type]
+
+        self.x = torch.cat([widen(self.x, self.pad_id), widen(other.x, self.pad_id)])
+        self.real = torch.cat([widen(self.real, False), widen(other.real, False)])
+        if self.drafts is not None:
+            self.drafts = torch.cat([widen(self.drafts, False), widen(torch.zeros_like(other.real), False)])
+        self.live = torch.cat([_live(self), _live(other)])
+        self.rows += other.rows
+        self.lengths += other.lengths
+
+    def keep(self, rows: list[int]) -> None:
+        """Keep only `rows` (in that order): rows that are done leave a running loop."""
+        picked = torch.tensor(rows, dtype=torch.long, device=self.x.device)
+        self.x, self.real = self.x[picked], self.real[picked]
+        self.live = _live(self)[picked]
+        if self.drafts is not None:
+            self.drafts = self.drafts[picked]
+        self.rows = [self.rows[b] for b in rows]
+        self.lengths = [self.lengths[b] for b in rows]
+
     def leading_masks(self, block: int) -> torch.Tensor:
         """(B, L): the first `block` masks of every span, left to right (all masks when block is 0); only
         the first one while the span's lead is unfinished."""
@@ -241,3 +266,9 @@ class CanvasBatch:
             self.drafts = torch.nn.functional.pad(old, (0, width - old.shape[1]))
             self.drafts[b, : self.lengths[b]] = row
         self.x, self.real = x, real
+
+
+def _live(batch: CanvasBatch) -> torch.Tensor:
+    if batch.live is None:
+        return torch.ones(batch.x.shape[0], dtype=torch.bool, device=batch.x.device)
+    return batch.live

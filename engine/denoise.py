@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import torch
 
 from engine.anchored_step import AnchoredPredictor
-from engine.canvas_state import CanvasBatch, Lead, SpanEnd
+from engine.canvas_state import CanvasBatch
 from engine.full_attention import FullAttentionPredictor
+from engine.loop_rows import LoopRows, RowFeed
 from engine.loader import LoadedModel
 from engine.models.layers import fused_kernels_only
 from engine.params import DenoiseParams
@@ -31,66 +31,9 @@ from engine.policies import (
     threshold_confidence,
 )
 from engine.prefix_cache import DocKV
+from engine.requests import InfillRequest, InfillResult, Span, Stats
 
-
-@dataclass
-class Stats:
-    """`positions`: canvas positions run through the model, over all steps (the compute a cache saves)."""
-
-    new_tokens: int = 0
-    forward_passes: int = 0
-    seconds: float = 0.0
-    positions: int = 0
-
-    @property
-    def tokens_per_forward(self) -> float:
-        return self.new_tokens / self.forward_passes if self.forward_passes else 0.0
-
-    def add(self, other: Stats) -> Stats:
-        return Stats(self.new_tokens + other.new_tokens, self.forward_passes + other.forward_passes,
-                     self.seconds + other.seconds, self.positions + other.positions)
-
-
-@dataclass(frozen=True)
-class Span:
-    start: int
-    end: int
-    token_ids: list[int]
-
-
-@dataclass(frozen=True)
-class InfillRequest:
-    """`span_stops[i]`: tokens that end span i as an end token does (with fill_after_eos the masks after
-    the first one become end tokens, and the span does not grow), e.g. the line breaks of a one-line
-    completion, whose text after the first line break is never used. Missing entries stop nothing.
-
-    `span_leads[i]`: text span i must start with, as a token constraint (`canvas_state.Lead`): the text
-    infill took off the end of the prefix so that the gap starts at a token boundary the tokenizer
-    produces. While it is unfinished the span's first mask is its only candidate, and stop tokens count
-    only after it.
-
-    `span_ends[i]`: for a left-to-right family, when span i's text is complete (`canvas_state.SpanEnd`):
-    its masks then become end tokens, as after an end token.
-
-    `cancel`: polled before every step while the row still has masks; once it returns True the row leaves
-    the batch (it is no longer computed) and the other rows go on. Its result is `cancelled`, with the
-    tokens committed so far and masks where none was."""
-
-    canvas: list[int]
-    doc_id: str | None = None
-    max_grow: int = 0
-    span_stops: tuple[frozenset[int], ...] = ()
-    span_leads: tuple[Lead | None, ...] = ()
-    span_ends: tuple[SpanEnd | None, ...] = ()
-    cancel: Callable[[], bool] | None = None
-
-
-@dataclass
-class InfillResult:
-    canvas: list[int]
-    spans: list[Span]
-    stats: Stats = field(default_factory=Stats)
-    cancelled: bool = False
+__all__ = ["Denoiser", "InfillRequest", "InfillResult", "Span", "Stats"]
 
 
 class Denoiser:
@@ -104,9 +47,18 @@ class Denoiser:
         params: DenoiseParams,
         cancel: Callable[[], bool] | None = None,
         warm: DocKV | None = None,
+        feed: RowFeed | None = None,
     ) -> tuple[list[InfillResult], DocKV | None]:
+        """Denoise every row. With a `feed` (`engine.loop_rows`), requests join between steps and each row
+        is handed to `feed.done` and leaves the batch as soon as it is done."""
         with torch.inference_mode(), fused_kernels_only(self.m.device):
-            return self._run(requests, params, cancel, warm)
+            return self._run(requests, params, cancel, warm, feed)
+
+    def _build(self, requests: list[InfillRequest]) -> CanvasBatch:
+        sp = self.m.special
+        return CanvasBatch.build([list(r.canvas) for r in requests], [r.max_grow for r in requests],
+                                 sp.mask_id, sp.pad_id, self.m.device, [r.span_stops for r in requests],
+                                 [r.span_leads for r in requests], [r.span_ends for r in requests])
 
     def _run(
         self,
@@ -114,22 +66,17 @@ class Denoiser:
         params: DenoiseParams,
         cancel: Callable[[], bool] | None,
         warm: DocKV | None,
+        feed: RowFeed | None,
     ) -> tuple[list[InfillResult], DocKV | None]:
         sp = self.m.special
-        batch = CanvasBatch.build([list(r.canvas) for r in requests], [r.max_grow for r in requests],
-                                  sp.mask_id, sp.pad_id, self.m.device, [r.span_stops for r in requests],
-                                  [r.span_leads for r in requests], [r.span_ends for r in requests])
-        n = len(requests)
+        batch = self._build(requests)
+        rows = LoopRows.start(requests, batch.masked, params.steps, 0)
         started = time.perf_counter()
         gen = torch.Generator(device=self.m.device).manual_seed(params.seed)
-        stats = [Stats() for _ in range(n)]
-        initial = batch.masked.sum(-1)
-        row_steps = initial.clamp(min=1) if params.steps is None else torch.full_like(initial, params.steps)
-        row_step = torch.zeros_like(initial)
         llada_reference = params.rule == "reference" and self.m.family.name == "llada"
         precision = torch.float64 if llada_reference else torch.float32
         predictor = (AnchoredPredictor if self.left_to_right else FullAttentionPredictor)(self.m, batch, params)
-        if params.cache == "fixed" and warm is not None and n == 1:
+        if params.cache == "fixed" and warm is not None and len(requests) == 1:
             predictor.warm(warm, batch)
         block = params.block or self.m.family.lookahead
         if self.left_to_right and (params.rule == "reference" or not params.adapter):
@@ -139,31 +86,39 @@ class Denoiser:
             batch.drafts = torch.zeros_like(batch.masked)
         changed = torch.zeros_like(batch.masked)
         cancelled = False
-        left = [False] * n
+        taken = len(requests)
+        done: dict[int, InfillResult] = {}
 
         while bool(batch.masked.any()):
+            if feed is not None and (joining := feed.admit()):
+                changed = self._join(batch, predictor, rows, joining, params, taken, changed)
+                taken += len(joining)
             if cancel is not None and cancel():
                 cancelled = True
                 break
-            if self._leave_cancelled(batch, requests, left) and not bool(batch.masked.any()):
-                break
+            if self._leave_cancelled(batch, rows):
+                changed = self._hand_over(batch, predictor, rows, started, done, feed, changed)
+                if not bool(batch.masked.any()):
+                    break
             active = batch.masked.any(-1).cpu()
             candidates = batch.leading_masks(block)  # the masks this step may commit
             targets = candidates | batch.drafts if speculative else candidates  # and the drafts to verify
             logits_m = predictor.predict(batch, targets, changed)
+            if feed is not None:
+                feed.stepped(int(active.sum()))
             if sp.mask_id < logits_m.shape[-1]:
                 logits_m[:, sp.mask_id] = float("-inf")  # a committed mask would stay masked forever
             if params.eos_penalty:
                 logits_m[:, sorted(sp.end_ids)] -= params.eos_penalty
             batch.constrain(targets, logits_m)
-            for b in range(n):
-                stats[b].forward_passes += int(active[b])
+            for b, stat in enumerate(rows.stats):
+                stat.forward_passes += int(active[b])
             tokens, score = propose(logits_m, params.alg, params.temperature, params.top_p, gen, precision)
             where = targets.nonzero(as_tuple=True)
             if speculative:
                 new_x = self._speculate(batch, targets, tokens, score, params, block - 1)
             else:
-                commit = self._select(batch, candidates, score, params, initial, row_step, row_steps)
+                commit = self._select(batch, candidates, score, params, rows.initial, rows.row_step, rows.row_steps)
                 new_x = batch.x.clone()
                 new_x[where] = torch.where(commit[where], tokens, batch.x[where])
             if params.rule == "threshold" and params.fill_after_eos or self.left_to_right:
@@ -173,34 +128,71 @@ class Denoiser:
                 self._fill_after_eos(batch, new_x, proposed)
             if self.left_to_right:
                 self._end_spans(batch, new_x)
-            spans_before = [self._open_spans(batch, b) for b in range(n)]
+            spans_before = [self._open_spans(batch, b) for b in range(len(batch.rows))]
             changed = new_x != batch.x
             batch.x = new_x
-            row_step += active.to(row_step.device).long()
-            for b, span, extra in self._grow(batch, spans_before, params, initial, row_step, row_steps):
+            rows.row_step += active.to(rows.row_step.device).long()
+            for b, span, extra in self._grow(batch, spans_before, params, rows.initial, rows.row_step, rows.row_steps):
                 predictor.grew(batch, b, span, extra)
             changed = torch.nn.functional.pad(changed, (0, batch.x.shape[1] - changed.shape[1]))
+            changed = self._hand_over(batch, predictor, rows, started, done, feed, changed)
 
         if batch.drafts is not None:  # a cancelled run leaves unverified drafts: they were never written
             batch.x[batch.drafts] = sp.mask_id
         seconds = time.perf_counter() - started
-        for b in range(n):
-            stats[b].positions = int(predictor.positions[b])
-        results = [self._result(batch, b, stats[b], seconds, cancelled or left[b]) for b in range(n)]
+        for b, i in enumerate(rows.index):
+            rows.stats[b].positions = int(predictor.positions[b])
+            done[i] = self._result(batch, b, rows.stats[b], seconds, cancelled or rows.left[b])
+            if feed is not None:
+                feed.done(i, done[i])
         keep = None
-        if params.cache == "fixed" and n == 1 and requests[0].doc_id is not None and not cancelled and not left[0]:
+        if (params.cache == "fixed" and taken == 1 and rows.index == [0] and requests[0].doc_id is not None
+                and not cancelled and not rows.left[0]):
             keep = predictor.keep(batch)
-        return results, keep
+        return [done[i] for i in range(len(requests))], keep
+
+    def _join(self, batch: CanvasBatch, predictor, rows: LoopRows, joining: list[InfillRequest],
+              params: DenoiseParams, taken: int, changed: torch.Tensor) -> torch.Tensor:
+        """Rows for `joining` enter the running batch; returns `changed` for the wider batch."""
+        new = self._build(joining)
+        batch.extend(new)
+        predictor.add_rows(len(joining))
+        rows.extend(LoopRows.start(joining, new.masked, params.steps, taken))
+        changed = torch.nn.functional.pad(changed, (0, batch.x.shape[1] - changed.shape[1]))
+        return torch.cat([changed, changed.new_zeros((len(joining), changed.shape[1]))])
+
+    def _hand_over(self, batch: CanvasBatch, predictor, rows: LoopRows, started: float,
+                   done: dict[int, InfillResult], feed: RowFeed | None, changed: torch.Tensor) -> torch.Tensor:
+        """With a feed: each row that is done (no mask to fill nor draft to verify, or it left) goes to
+        `feed.done` and out of the batch, unless it is the last row (the loop's result at its end)."""
+        if feed is None:
+            return changed
+        busy = batch.masked.any(-1)
+        if batch.drafts is not None:
+            busy |= batch.drafts.any(-1)
+        finished = (~busy).nonzero().flatten().tolist()
+        staying = busy.nonzero().flatten().tolist()
+        if not finished or not staying:
+            return changed
+        for b in finished:
+            rows.stats[b].positions = int(predictor.positions[b])
+            i = rows.index[b]
+            done[i] = self._result(batch, b, rows.stats[b], time.perf_counter() - started, rows.left[b])
+            feed.done(i, done[i])
+        batch.keep(staying)
+        predictor.keep_rows(staying)
+        rows.keep(staying)
+        return changed[torch.tensor(staying, dtype=torch.long, device=changed.device)]
 
     @staticmethod
-    def _leave_cancelled(batch: CanvasBatch, requests: list[InfillRequest], left: list[bool]) -> bool:
+    def _leave_cancelled(batch: CanvasBatch, rows: LoopRows) -> bool:
         """Rows whose request's `cancel` now returns True leave the batch; whether any left."""
         open_rows = batch.masked.any(-1).tolist()
         any_left = False
-        for b, request in enumerate(requests):
+        for b, request in enumerate(rows.requests):
             if request.cancel is not None and open_rows[b] and request.cancel():
                 batch.leave(b)
-                left[b] = any_left = True
+                rows.left[b] = any_left = True
         return any_left
 
     # -- commit rules ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.denoise import Denoiser, InfillRequest, InfillResult
 from engine.loader import LoadedModel, SpecialTokens, load
+from engine.loop_rows import RowFeed
 from engine.params import DenoiseParams
 from engine.prefix_cache import DocCache
 
@@ -66,15 +67,18 @@ class Engine:
         requests: Sequence[InfillRequest],
         params: DenoiseParams | None = None,
         cancel: Callable[[], bool] | None = None,
+        feed: RowFeed | None = None,
     ) -> list[InfillResult]:
-        """Fill every mask of every canvas; one batch, one loop. See ARCHITECTURE.md for the contract."""
+        """Fill every mask of every canvas; one batch, one loop. See ARCHITECTURE.md for the contract.
+        With a `feed` (`engine.loop_rows.RowFeed`), more requests join between steps and every request's
+        result goes to `feed.done` as soon as its row is done."""
         if not requests:
             return []
         params = params or DenoiseParams()
         self.check(requests)
         doc_id = requests[0].doc_id if len(requests) == 1 else None
         warm = self._docs.get(doc_id) if params.cache == "fixed" else None
-        results, keep = self._denoiser.run(list(requests), params, cancel, warm)
+        results, keep = self._denoiser.run(list(requests), params, cancel, warm, feed)
         if keep is not None and doc_id is not None:
             self._docs.put(doc_id, keep)
         return results

@@ -43,6 +43,19 @@ class FullAttentionPredictor:
             self.rerun[0, edited[0]] = True
             self.stale[0] = False
 
+    def add_rows(self, n: int) -> None:
+        """n rows joined the batch: their first step is a full forward."""
+        self.kv.add_rows(n)
+        self.since_full = torch.cat([self.since_full, torch.zeros(n, dtype=torch.long)])
+        self.stale = torch.cat([self.stale, torch.ones(n, dtype=torch.bool)])
+        self.rerun = torch.cat([self.rerun, self.rerun.new_zeros((n, self.rerun.shape[1]))])
+        self.positions = torch.cat([self.positions, torch.zeros(n, dtype=torch.long)])
+
+    def keep_rows(self, rows: list[int]) -> None:
+        self.kv.keep_rows(torch.tensor(rows, dtype=torch.long, device=self.kv.ids.device))
+        self.since_full, self.stale, self.positions = self.since_full[rows], self.stale[rows], self.positions[rows]
+        self.rerun = self.rerun[torch.tensor(rows, dtype=torch.long, device=self.rerun.device)]
+
     def grew(self, batch: CanvasBatch, b: int, span: int, n: int) -> None:
         """Row b got longer: its cached K/V now sit at the wrong positions."""
         self.stale[b] = True

@@ -56,10 +56,29 @@ class RowCache:
         ids.scatter_(1, query, x.gather(1, query))
         self.ids[rows] = ids
 
+    def add_rows(self, n: int) -> None:
+        """n more rows (joining a running loop), with nothing cached yet."""
+        self.ids = torch.cat([self.ids, self.ids.new_full((n, self.ids.shape[1]), -1)])
+        for i, layer in enumerate(self.layers):
+            if layer is not None:
+                extra = layer.k.new_zeros((n,) + tuple(layer.k.shape[1:]))
+                self.layers[i] = LayerKV(torch.cat([layer.k, extra]), torch.cat([layer.v, extra]))
+
+    def keep_rows(self, rows: torch.Tensor) -> None:
+        """Only `rows`, in that order (rows that are done leave a running loop)."""
+        self.ids = self.ids[rows]
+        self.layers = [LayerKV(l.k[rows], l.v[rows]) if l is not None else None for l in self.layers]
+
     def fit_width(self, width: int) -> None:
-        """Pad (never shrink) to a batch that got wider because a span grew; new positions are pads."""
+        """Pad to a batch that got wider because a span grew (new positions are pads), or crop to one that
+        got narrower because its widest rows left it."""
         extra = width - self.ids.shape[1]
-        if extra <= 0:
+        if extra < 0:
+            self.ids = self.ids[:, :width]
+            self.layers = [LayerKV(l.k[:, :, :width], l.v[:, :, :width]) if l is not None else None
+                           for l in self.layers]
+            return
+        if extra == 0:
             return
         self.ids = torch.nn.functional.pad(self.ids, (0, extra), value=-1)
         for i, layer in enumerate(self.layers):

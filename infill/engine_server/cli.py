@@ -12,7 +12,8 @@ from infill.files import BadInput
 
 HELP = """Serve one engine to many editors over HTTP: OpenAI /v1/completions (with suffix),
 /v1/fim/completions, llama.cpp /infill, the native multi-spot /v1/infill, and /health, /v1/models,
-/v1/engine, /metrics. Requests that arrive while a batch runs share the next batch.
+/v1/engine, /metrics. Requests share the engine's batch: they join the running batch between two
+denoising steps and leave it when they are done.
 
 Binds loopback by default. Any other host needs --api-key (or DCOMPLETE_API_KEY): every request but
 /health must then carry 'Authorization: Bearer <key>'.
@@ -33,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--api-key", default=os.environ.get("DCOMPLETE_API_KEY"),
                         help="bearer token requests must carry (default: $DCOMPLETE_API_KEY)")
     parser.add_argument("--max-queue", type=int, default=64, help="rows that may wait for the engine (then 503)")
-    parser.add_argument("--max-batch", type=int, default=16, help="rows in one engine batch")
+    parser.add_argument("--max-batch", type=int, default=16, help="rows running at once in the engine's batch")
     parser.add_argument("--no-batching", action="store_true", help="serve requests one at a time")
     parser.add_argument("--max-body", type=int, default=4_000_000, help="request bytes accepted (then 413)")
     parser.set_defaults(run=run)

@@ -2,14 +2,15 @@
 
 `dcomplete_engine_forwards_total` counts the denoising loop's steps; `dcomplete_row_forwards_total` the
 steps each row ran, summed: what the same requests would have cost served one at a time. Shared batching
-shows as the first growing slower than the second.
+shows as the first growing slower than the second, and as steps of more than one row in
+`dcomplete_batch_rows`.
 """
 
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from engine.batcher import BatchReport
+from engine import InfillResult
 
 LATENCY = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
@@ -22,36 +23,34 @@ class Metrics:
         self.latency = Histogram("dcomplete_request_seconds", "time to answer a request", ["endpoint"],
                                  buckets=LATENCY, registry=r)
         self.queue = Gauge("dcomplete_queue_rows", "rows waiting for the engine", registry=r)
-        self.running_rows = Gauge("dcomplete_running_rows", "rows in the engine call running now", registry=r)
+        self.running_rows = Gauge("dcomplete_running_rows", "rows in the engine's last step (0: idle)", registry=r)
         self.waited = Histogram("dcomplete_queue_wait_seconds", "time a call waited for the engine",
                                 buckets=LATENCY, registry=r)
-        self.batch = Histogram("dcomplete_batch_rows", "rows in one engine call",
+        self.batch = Histogram("dcomplete_batch_rows", "rows in one engine step",
                                buckets=(1, 2, 4, 8, 16, 32, 64), registry=r)
-        self.batch_calls = Histogram("dcomplete_batch_calls", "requests sharing one engine call",
-                                     buckets=(1, 2, 4, 8, 16, 32, 64), registry=r)
         self.forwards = Counter("dcomplete_engine_forwards", "denoising steps the engine ran", registry=r)
         self.row_forwards = Counter("dcomplete_row_forwards", "denoising steps of every row, summed", registry=r)
         self.tokens = Counter("dcomplete_tokens", "tokens written", registry=r)
         self.left = Counter("dcomplete_rows_left", "requests that left the batch before they were done",
                             ["reason"], registry=r)
-        self.rejected = Counter("dcomplete_rejected", "requests refused because the queue was full", registry=r)
 
     # engine.batcher.BatchObserver
 
     def queued(self, rows: int) -> None:
         self.queue.set(rows)
 
-    def running(self, rows: int) -> None:
-        self.running_rows.set(rows)
+    def admitted(self, waited: float) -> None:
+        self.waited.observe(waited)
 
-    def ran(self, report: BatchReport) -> None:
-        self.batch.observe(report.rows)
-        self.batch_calls.observe(report.calls)
-        self.forwards.inc(report.forwards)
-        self.row_forwards.inc(report.row_forwards)
-        self.tokens.inc(report.new_tokens)
-        for waited in report.waited:
-            self.waited.observe(waited)
+    def stepped(self, rows: int) -> None:
+        self.running_rows.set(rows)
+        if rows:
+            self.forwards.inc()
+            self.batch.observe(rows)
+
+    def finished(self, result: InfillResult) -> None:
+        self.row_forwards.inc(result.stats.forward_passes)
+        self.tokens.inc(result.stats.new_tokens)
 
     def text(self) -> bytes:
         return generate_latest(self.registry)

@@ -1,5 +1,6 @@
-"""Shared batching: rows leave a running batch one step after their cancel fires; calls that wait while
-a batch runs form the next batch together (grouped by params), and the waiting room is bounded."""
+"""Shared batching: rows leave a running batch one step after their cancel fires; calls that arrive while
+a loop runs join it between steps (grouped by params, up to max_rows), each row gets what it gets alone,
+a call is answered when its own rows are done, and the waiting room is bounded."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.batcher import Batcher, BatcherConfig, BatchReport, QueueFull
+from engine.anchored_step import by_width
+from engine.batcher import Batcher, BatcherConfig, QueueFull
 
 
 @pytest.fixture(scope="module", params=["dream", "anchored"])
@@ -58,10 +61,69 @@ def test_a_row_cancelled_before_its_first_step_costs_nothing(engine):
     assert kept.canvas == engine.infill([InfillRequest(other)], PARAMS)[0].canvas
 
 
+class Feed:
+    """A RowFeed that admits `joining` once, after `at` steps, and records what it hears."""
+
+    def __init__(self, joining=(), at: int = 0) -> None:
+        self.joining, self.at = list(joining), at
+        self.steps: list[int] = []
+        self.done_rows: list[tuple[int, int, object]] = []  # (request index, steps so far, result)
+
+    def admit(self):
+        if self.joining and len(self.steps) >= self.at:
+            joining, self.joining = self.joining, []
+            return joining
+        return []
+
+    def stepped(self, rows: int) -> None:
+        self.steps.append(rows)
+
+    def done(self, index: int, result) -> None:
+        self.done_rows.append((index, len(self.steps), result))
+
+
+def test_rows_join_a_running_loop_and_leave_it_when_done(engine):
+    long = InfillRequest(canvas(engine, "def f(x):\n    return", 20))
+    early = InfillRequest(canvas(engine, "import os\n", 3))
+    body = "".join(f"    x{i} = {i}\n" for i in range(20))  # its prefill is wider than the others' steps
+    joiner = InfillRequest(canvas(engine, f"class A:\n{body}    def g(self):\n        return", 6))
+    feed = Feed([joiner], at=2)
+    results = engine.infill([long, early], PARAMS, feed=feed)
+    order = [index for index, _, _ in feed.done_rows]
+    assert sorted(order) == [0, 1, 2] and order[-1] == 0  # the long row is done last
+    by_index = {index: (steps, result) for index, steps, result in feed.done_rows}
+    assert by_index[1][0] < len(feed.steps) and by_index[2][0] < len(feed.steps)  # answered before the end
+    assert results == [by_index[0][1], by_index[1][1]]
+    assert max(feed.steps) == 3 and feed.steps[-1] == 1  # three rows at once, then the long row alone
+    for request, result in ((long, results[0]), (early, results[1]), (joiner, by_index[2][1])):
+        alone = engine.infill([request], PARAMS)[0]
+        assert result.canvas == alone.canvas and result.stats.forward_passes == alone.stats.forward_passes
+
+
+def test_a_row_grows_after_the_widest_row_left(engine):
+    params = PARAMS.with_(eos_penalty=100.0)  # no end token: a filled span grows
+    wide = InfillRequest(canvas(engine, "x = 1\n" * 40, 2))
+    grows = InfillRequest(canvas(engine, "y = ", 4), max_grow=8)
+    feed = Feed()
+    results = engine.infill([wide, grows], params, feed=feed)
+    assert [index for index, _, _ in feed.done_rows] == [0, 1]
+    assert len(results[1].spans[0].token_ids) == 12  # it grew, in a batch narrower than it started
+    assert results[1].canvas == engine.infill([grows], params)[0].canvas
+
+
+def test_a_prefill_runs_apart_from_rows_that_write_a_few_tokens():
+    need = torch.zeros((3, 200), dtype=torch.bool)
+    need[0, :3] = need[1, :150] = need[2, :2] = True
+    assert [g.tolist() for g in by_width(need)] == [[1], [0, 2]]
+    need[1, 60:] = False
+    assert [g.tolist() for g in by_width(need)] == [[0, 1, 2]]
+
+
 class Reports:
     def __init__(self) -> None:
-        self.batches: list[BatchReport] = []
+        self.steps: list[int] = []
         self.depth: list[int] = []
+        self.results: list = []
         self.changed = threading.Condition()
 
     def queued(self, rows: int) -> None:
@@ -69,63 +131,82 @@ class Reports:
             self.depth.append(rows)
             self.changed.notify_all()
 
-    def running(self, rows: int) -> None:
-        pass
+    def admitted(self, waited: float) -> None:
+        assert waited >= 0
 
-    def ran(self, report: BatchReport) -> None:
-        self.batches.append(report)
+    def stepped(self, rows: int) -> None:
+        self.steps.append(rows)
+
+    def finished(self, result) -> None:
+        self.results.append(result)
 
     def wait_depth(self, rows: int) -> None:
         with self.changed:
-            assert self.changed.wait_for(lambda: self.depth and self.depth[-1] == rows, timeout=30)
+            assert self.changed.wait_for(lambda: self.depth and self.depth[-1] == rows, timeout=60)
 
 
-def held(gate: threading.Event):
-    """A cancel that holds the engine (it is polled by the worker) until `gate` is set."""
-    return lambda: not gate.wait(30)
+class Held:
+    """A cancel that holds the engine (the worker polls it before each step) until `release()`;
+    `wait()` returns once the worker is held."""
+
+    def __init__(self) -> None:
+        self.polled, self.gate = threading.Event(), threading.Event()
+
+    def __call__(self) -> bool:
+        self.polled.set()
+        return not self.gate.wait(120)
+
+    def wait(self) -> None:
+        assert self.polled.wait(60)
+
+    def release(self) -> None:
+        self.gate.set()
 
 
-def test_calls_waiting_while_a_batch_runs_form_the_next_batch_by_params(engine):
+def test_calls_join_the_running_loop_up_to_max_rows_and_by_params(engine):
     reports = Reports()
     batcher = Batcher(engine, BatcherConfig(max_queue=16, max_rows=3), reports)
-    gate = threading.Event()
+    hold = Held()
     prompts = ["import os\n", "def g(", "class A:\n    ", "x = [", "print("]
-    fast_sampled = DenoiseParams.fast().with_(temperature=0.5)
+    sampled_params = DenoiseParams.fast().with_(temperature=0.5)
+    sampled_row = InfillRequest(canvas(engine, "z = ", 4))
     try:
         with ThreadPoolExecutor(8) as pool:
-            first = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 4))], PARAMS, held(gate))
-            reports.wait_depth(0)  # the first call is running
+            first = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 12))], PARAMS, hold)
+            hold.wait()  # the first call is running, held before its first step
             futures = []
             for i, prompt in enumerate(prompts):
                 futures.append(pool.submit(batcher.infill, [InfillRequest(canvas(engine, prompt, 5))], PARAMS))
                 reports.wait_depth(i + 1)
-            sampled = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "z = ", 4))], fast_sampled)
+            sampled = pool.submit(batcher.infill, [sampled_row], sampled_params)
             reports.wait_depth(len(prompts) + 1)
-            gate.set()
+            hold.release()
             results = [f.result(timeout=60)[0] for f in futures]
-            first.result(timeout=60), sampled.result(timeout=60)
+            first.result(timeout=60)
+            sampled_result = sampled.result(timeout=60)[0]
     finally:
         batcher.close()
-    assert [b.calls for b in reports.batches] == [1, 3, 2, 1]  # max_rows 3; the sampled call runs alone
+    assert max(reports.steps) == 3  # max_rows
+    assert len([r for r in reports.steps if r]) < sum(r.stats.forward_passes for r in reports.results)
     for prompt, result in zip(prompts, results):
         assert result.canvas == engine.infill([InfillRequest(canvas(engine, prompt, 5))], PARAMS)[0].canvas
-    shared = reports.batches[1]
-    assert shared.forwards < shared.row_forwards  # three rows, one loop
+    # sampling draws from the loop's generator: the same tokens as alone means it ran in a loop of its own
+    assert sampled_result.canvas == engine.infill([sampled_row], sampled_params)[0].canvas
 
 
 def test_past_the_waiting_room_a_call_fails_at_once(engine):
     reports = Reports()
-    batcher = Batcher(engine, BatcherConfig(max_queue=1), reports)
-    gate = threading.Event()
+    batcher = Batcher(engine, BatcherConfig(max_queue=1, max_rows=1), reports)
+    hold = Held()
     try:
         with ThreadPoolExecutor(2) as pool:
-            running = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 2))], PARAMS, held(gate))
-            reports.wait_depth(0)
+            running = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 2))], PARAMS, hold)
+            hold.wait()
             waiting = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "x = ", 2))], PARAMS)
             reports.wait_depth(1)
             with pytest.raises(QueueFull, match="at most 1"):
                 batcher.infill([InfillRequest(canvas(engine, "z = ", 2))], PARAMS)
-            gate.set()
+            hold.release()
             assert not running.result(timeout=60)[0].cancelled
             assert not waiting.result(timeout=60)[0].cancelled
     finally:
@@ -135,18 +216,18 @@ def test_past_the_waiting_room_a_call_fails_at_once(engine):
 def test_without_batching_calls_run_one_at_a_time(engine):
     reports = Reports()
     batcher = Batcher(engine, BatcherConfig(batching=False), reports)
-    gate = threading.Event()
+    hold = Held()
     try:
         with ThreadPoolExecutor(4) as pool:
-            first = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 2))], PARAMS, held(gate))
-            reports.wait_depth(0)
+            first = pool.submit(batcher.infill, [InfillRequest(canvas(engine, "y = ", 2))], PARAMS, hold)
+            hold.wait()
             rest = [pool.submit(batcher.infill, [InfillRequest(canvas(engine, p, 3))], PARAMS) for p in ("a", "b")]
             reports.wait_depth(2)
-            gate.set()
+            hold.release()
             first.result(timeout=60), [f.result(timeout=60) for f in rest]
     finally:
         batcher.close()
-    assert [b.calls for b in reports.batches] == [1, 1, 1]
+    assert max(reports.steps) == 1 and len(reports.results) == 3
 
 
 def test_a_bad_canvas_fails_its_own_call_only(engine):

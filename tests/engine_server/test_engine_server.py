@@ -77,6 +77,10 @@ def test_the_openai_client_writes_what_dcomplete_infill_writes(server, local):
     assert streamed[-1].choices[0].finish_reason == "stop"
     capped = client.completions.create(model=model, prompt=prompt, suffix=suffix, max_tokens=2)
     assert capped.usage.completion_tokens <= 2
+    stopped = client.completions.create(model=model, prompt=prompt, suffix=suffix, stop=[written[2:4], "@@"])
+    assert stopped.choices[0].text == written[: written.index(written[2:4])]
+    two = client.completions.create(model=model, prompt=prompt, suffix=suffix, n=2, temperature=1.0, seed=5)
+    assert [c.index for c in two.choices] == [0, 1]
 
 
 def test_llama_cpp_infill_and_fim(server):
@@ -131,7 +135,8 @@ def test_sixteen_concurrent_clients_share_batches(server, local):
     bodies = [{"canvases": [{"ids": [sp.bos_id] + local.tokenizer.encode(p) + [sp.mask_id] * 24}],
                "params": SLOW} for p in prompts]
     forwards = metric(server.url, "dcomplete_engine_forwards_total")
-    calls = metric(server.url, "dcomplete_batch_calls_count")
+    steps = metric(server.url, "dcomplete_batch_rows_count")
+    single = metric(server.url, "dcomplete_batch_rows_bucket", '{le="1.0"}')
     barrier = threading.Barrier(16)
 
     def client(body: dict) -> dict:
@@ -143,7 +148,9 @@ def test_sixteen_concurrent_clients_share_batches(server, local):
     ran = metric(server.url, "dcomplete_engine_forwards_total") - forwards
     assert all(not r["cancelled"] and r["stats"]["forward_passes"] == 24 for r in results)
     assert 24 <= ran < sum(r["stats"]["forward_passes"] for r in results) / 2
-    assert metric(server.url, "dcomplete_batch_calls_count") - calls < 16  # engine calls, for 16 requests
+    shared = (metric(server.url, "dcomplete_batch_rows_count") - steps
+              - (metric(server.url, "dcomplete_batch_rows_bucket", '{le="1.0"}') - single))
+    assert shared > 0  # steps that ran more than one row
 
 
 def _left(server, reason: str) -> float:
@@ -199,6 +206,7 @@ def test_a_deadline_stops_the_row(server, local):
     ("/v1/completions", b'{"prompt": "x", "model": "gpt-4"}', 404, "'gpt-4'"),
     ("/v1/completions", b'{"prompt": "x", "n": 0}', 400, "n 0"),
     ("/v1/completions", b'{"prompt": "x", "temperature": -1}', 400, "temperature"),
+    ("/v1/completions", b'{"prompt": "x = 1  # a", "n": 100}', 400, "100 rows"),
     ("/v1/infill", b'{"canvases": [{"ids": [1, 2]}]}', 400, "canvases[0].ids"),
     ("/v1/infill", b'{"canvases": [{"ids": [1]}], "params": {"threshhold": 0.5}}', 400, "threshhold"),
     ("/v1/infill", b'{"text": "x = 1\\n", "spots": [], "holes": true}', 400, "exactly one of"),
@@ -214,7 +222,8 @@ def test_bad_input_gets_its_status_and_a_sentence(server, path, body, status, sa
 
 
 def test_a_key_guards_every_endpoint_but_health_and_the_queue_is_bounded(tiny_anchored, local):
-    with EngineProcess(["--model", str(tiny_anchored), "--api-key", "s3cret", "--max-queue", "1"]) as server:
+    with EngineProcess(["--model", str(tiny_anchored), "--api-key", "s3cret", "--max-queue", "1",
+                        "--max-batch", "1"]) as server:
         assert httpx.get(server.url + "/health").status_code == 200
         for given in ({}, {"Authorization": "Bearer wrong"}):
             reply = httpx.get(server.url + "/v1/models", headers=given)
