@@ -31,7 +31,7 @@ demo: $(STAMP)
 # One torch thread per process: the suite runs servers and CLIs beside the test process, and spinning
 # OpenMP threads on an oversubscribed CPU make a forward pass tens of times slower.
 test: $(STAMP)
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q $(PYTEST_ARGS)
 
 # The README's two VS Code screenshots: the end-to-end test in code-server with the bundled model.
 vscode-screenshots: $(STAMP)
