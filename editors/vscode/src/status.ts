@@ -1,4 +1,8 @@
-/** Status bar text for the `dcomplete/status` notification ({model, device, lastLatencyMs}). */
+/**
+ * Status bar text for the `dcomplete/status` notification ({model, device, lastLatencyMs, error, engine}).
+ * `error` comes only in the notification that reports a failure, so the next one without it clears it;
+ * `engine` ("connected" / "unreachable") comes when the server uses a remote engine (`engineUrl`).
+ */
 
 export const STATUS_NOTIFICATION = "dcomplete/status";
 
@@ -6,6 +10,8 @@ export interface ServerStatus {
   model?: string;
   device?: string;
   lastLatencyMs?: number;
+  error?: string;
+  engine?: string;
 }
 
 export type ClientState = "starting" | "running" | "stopped" | "error";
@@ -26,12 +32,23 @@ export function parseStatus(params: unknown): ServerStatus {
   if (typeof raw.lastLatencyMs === "number" && Number.isFinite(raw.lastLatencyMs) && raw.lastLatencyMs >= 0) {
     status.lastLatencyMs = raw.lastLatencyMs;
   }
+  if (typeof raw.error === "string" && raw.error !== "") {
+    status.error = raw.error;
+  }
+  if (typeof raw.engine === "string" && raw.engine !== "") {
+    status.engine = raw.engine;
+  }
   return status;
 }
 
-/** Later notifications may carry only some fields: keep what is already known. */
+/** Later notifications may carry only some fields: keep what is already known, except `error`, which
+ * holds only while the notifications keep carrying it. */
 export function mergeStatus(previous: ServerStatus, update: ServerStatus): ServerStatus {
-  return { ...previous, ...update };
+  const merged = { ...previous, ...update };
+  if (update.error === undefined) {
+    delete merged.error;
+  }
+  return merged;
 }
 
 /** A short model name: the last path component of a folder or repo id. */
@@ -49,6 +66,12 @@ export function statusText(state: ClientState, status: ServerStatus): string {
   if (state !== "running") {
     return `${icon} dcomplete: ${state}`;
   }
+  if (status.engine === "unreachable") {
+    return "$(debug-disconnect) dcomplete: engine unreachable";
+  }
+  if (status.error !== undefined) {
+    return "$(warning) dcomplete: model failed";
+  }
   const parts = [status.model ? shortModelName(status.model) : undefined, status.device];
   if (status.lastLatencyMs !== undefined) {
     parts.push(formatLatency(status.lastLatencyMs));
@@ -62,5 +85,7 @@ export function statusTooltip(state: ClientState, status: ServerStatus): string 
   if (status.model) lines.push(`model: ${status.model}`);
   if (status.device) lines.push(`device: ${status.device}`);
   if (status.lastLatencyMs !== undefined) lines.push(`last completion: ${formatLatency(status.lastLatencyMs)}`);
+  if (status.engine) lines.push(`engine: ${status.engine}`);
+  if (status.error) lines.push(`error: ${status.error}`);
   return lines.join("\n");
 }

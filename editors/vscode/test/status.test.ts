@@ -31,6 +31,19 @@ test("status text shows model, device and latency while running", () => {
   assert.match(statusTooltip("running", status), /model: \/ckpt\/dream-tiny\/\ndevice: cuda\nlast completion: 1\.2 s/);
 });
 
+test("a failure shows until a notification comes without it; an unreachable engine shows first", () => {
+  const running = parseStatus({ model: "m", device: "cpu", lastLatencyMs: 80 });
+  const failed = mergeStatus(running, parseStatus({ model: "m", device: "cpu", error: "the model failed (boom)" }));
+  assert.equal(statusText("running", failed), "$(warning) dcomplete: model failed");
+  assert.match(statusTooltip("running", failed), /error: the model failed \(boom\)/);
+  const recovered = mergeStatus(failed, parseStatus({ model: "m", device: "cpu", lastLatencyMs: 90 }));
+  assert.equal(recovered.error, undefined);
+  assert.equal(statusText("running", recovered), "$(sparkle) m · cpu · 90 ms");
+  const remote = mergeStatus(recovered, parseStatus({ engine: "unreachable", error: 3 }));
+  assert.equal(statusText("running", remote), "$(debug-disconnect) dcomplete: engine unreachable");
+  assert.equal(statusText("running", mergeStatus(remote, parseStatus({ engine: "connected" }))), "$(sparkle) m · cpu · 90 ms");
+});
+
 test("helpers", () => {
   assert.equal(shortModelName("org/Dream-Coder-7B"), "Dream-Coder-7B");
   assert.equal(shortModelName("C:\\models\\tiny"), "tiny");

@@ -69,11 +69,18 @@ function M.renderer_name(bufnr)
   return renderer_of[bufnr or current_buf()]
 end
 
---- Short text for a statusline: model, device and last latency, or '' before the server reports.
+--- Short text for a statusline: model, device and last latency, or '' before the server reports; says
+--- so instead while the remote engine is unreachable or the model fails.
 function M.statusline()
   local status = server.status
   if not status then
     return ''
+  end
+  if status.engine == 'unreachable' then
+    return 'dcomplete: engine unreachable'
+  end
+  if status.error then
+    return 'dcomplete: model failed'
   end
   local parts = {}
   if status.model then

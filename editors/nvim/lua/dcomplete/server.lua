@@ -3,9 +3,18 @@ local M = {}
 
 M.NAME = 'dcomplete'
 
---- Latest `dcomplete/status` notification: {model, device, lastLatencyMs}.
----@type {model?: string, device?: string, lastLatencyMs?: number}|nil
+--- What the `dcomplete/status` notifications said: {model, device, lastLatencyMs, error, engine}.
+---@type {model?: string, device?: string, lastLatencyMs?: number, error?: string, engine?: string}|nil
 M.status = nil
+
+--- Merges one notification: fields persist, except `error`, which the server sends only in the
+--- notification that reports a failure (the next one without it means the failure is over).
+function M.update_status(params)
+  params = type(params) == 'table' and params or {}
+  local status = vim.tbl_extend('force', M.status or {}, params)
+  status.error = params.error
+  M.status = status
+end
 
 ---@param bufnr integer
 ---@return vim.lsp.Client|nil
@@ -97,7 +106,7 @@ function M.start(bufnr, config)
     end,
     handlers = {
       ['dcomplete/status'] = function(_, params)
-        M.status = vim.tbl_extend('force', M.status or {}, params or {})
+        M.update_status(params)
       end,
     },
   }, { bufnr = bufnr })
