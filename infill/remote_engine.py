@@ -25,13 +25,16 @@ import tempfile
 import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from engine import DenoiseParams, InfillRequest, InfillResult, Span, SpecialTokens, Stats
+from engine.canvas_state import find_spans
+from infill.engine_server import schemas
 
 POLL_SECONDS = 0.05
+T = TypeVar("T")
 
 
 class EngineUnavailable(ConnectionError):
@@ -47,18 +50,16 @@ class RemoteEngine:
         self._parsed = parsed
         self._api_key = api_key
         self.connect_timeout = connect_timeout
-        info = self._request("GET", "/v1/engine", None, None)
+        info = self._request("GET", "/v1/engine", None, None, schemas.EngineInfo)
+        self.name, self.family, self.max_length = info.model, info.family, info.max_length
+        self.left_to_right, self.max_right = info.left_to_right, info.max_right
+        self.special = SpecialTokens(**msgspec.structs.asdict(info.special))
         try:
-            self.name = str(info["model"])
-            self.family = str(info["family"])
-            self.max_length = int(info["max_length"])
-            self.left_to_right = bool(info["left_to_right"])
-            self.max_right = None if info.get("max_right") is None else int(info["max_right"])
-            self.special = SpecialTokens(**{k: None if v is None else int(v) for k, v in info["special"].items()})
-            self.tokenizer = _tokenizer_from_files(info["tokenizer_files"])
-        except (KeyError, TypeError, ValueError) as error:
-            raise EngineUnavailable(f"engine at {self.url} answered /v1/engine without {error}") from None
-        self.device = str(info.get("device") or self.url)
+            self.tokenizer = _tokenizer_from_files(info.tokenizer_files)
+        except (OSError, ValueError) as error:
+            message = f"engine at {self.url} sent a tokenizer that does not load ({error})"
+            raise EngineUnavailable(message) from None
+        self.device = info.device or self.url
 
     def infill(
         self,
@@ -68,28 +69,25 @@ class RemoteEngine:
     ) -> list[InfillResult]:
         if not requests:
             return []
-        body = {"canvases": [_canvas(r) for r in requests], "params": _params(params or DenoiseParams())}
-        answer = self._request("POST", "/v1/infill", body, cancel)
+        wire_params = schemas.Params(**dataclasses.asdict(params or DenoiseParams()))
+        body = schemas.CanvasInfill([_canvas(r) for r in requests], wire_params)
+        answer = self._request("POST", "/v1/infill", body, cancel, schemas.CanvasInfillOut)
         if answer is None:
             return [self._unfilled(r.canvas) for r in requests]
-        try:
-            return [_result(item) for item in answer["results"]]
-        except (KeyError, TypeError, ValueError) as error:
-            raise EngineUnavailable(f"engine at {self.url} answered /v1/infill without {error}") from None
+        return [_result(item) for item in answer.results]
 
     def _unfilled(self, canvas: Sequence[int]) -> InfillResult:
         """What a call cancelled before its answer leaves: the canvas as sent, one span per mask run."""
-        mask = self.special.mask_id
-        starts = [i for i, t in enumerate(canvas) if t == mask and (i == 0 or canvas[i - 1] != mask)]
-        ends = [i + 1 for i, t in enumerate(canvas) if t == mask and (i + 1 == len(canvas) or canvas[i + 1] != mask)]
-        spans = [Span(s, e, list(canvas[s:e])) for s, e in zip(starts, ends)]
+        runs = find_spans(list(canvas), self.special.mask_id)
+        spans = [Span(start, end, list(canvas[start:end])) for start, end in runs]
         return InfillResult(list(canvas), spans, Stats(), cancelled=True)
 
     def forget(self, doc_id: str) -> None:
         """The server keeps per-document caches under its own budget; nothing to send."""
 
-    def _request(self, method: str, path: str, body: Any, cancel: Callable[[], bool] | None) -> Any:
-        """JSON in, JSON out; None when `cancel` turned true before the answer came."""
+    def _request(self, method: str, path: str, body: Any, cancel: Callable[[], bool] | None,
+                 answer: type[T]) -> T | None:
+        """`body` as JSON in, an `answer` out; None when `cancel` turned true before the answer came."""
         p = self._parsed
         factory = http.client.HTTPSConnection if p.scheme == "https" else http.client.HTTPConnection
         conn = factory(p.hostname, p.port, timeout=self.connect_timeout)
@@ -115,9 +113,9 @@ class RemoteEngine:
         if response.status != 200:
             raise EngineUnavailable(f"{where} answered {response.status}: {_error_message(data)}")
         try:
-            return msgspec.json.decode(data)
-        except msgspec.DecodeError:
-            raise EngineUnavailable(f"{where} answered {path} with something that is not JSON") from None
+            return msgspec.json.decode(data, type=answer)
+        except msgspec.DecodeError as error:  # ValidationError included: a field missing or mistyped
+            raise EngineUnavailable(f"{where} answered {path} with an unexpected body ({error})") from None
 
 
 def _wait_readable(conn: http.client.HTTPConnection, cancel: Callable[[], bool] | None) -> bool:
@@ -133,49 +131,35 @@ def _wait_readable(conn: http.client.HTTPConnection, cancel: Callable[[], bool] 
             return True
 
 
-def _canvas(request: InfillRequest) -> dict[str, Any]:
-    return {
-        "ids": list(request.canvas),
-        "doc_id": request.doc_id,
-        "max_grow": request.max_grow,
-        "span_stops": [sorted(stops) for stops in request.span_stops],
-        "span_leads": [None if lead is None else lead.text for lead in request.span_leads],
-        "span_ends": [None if end is None else _end_spec(end) for end in request.span_ends],
-    }
+def _canvas(request: InfillRequest) -> schemas.CanvasIn:
+    return schemas.CanvasIn(
+        list(request.canvas),
+        request.doc_id,
+        request.max_grow,
+        [sorted(stops) for stops in request.span_stops],
+        [None if lead is None else lead.text for lead in request.span_leads],
+        [None if end is None else _end_spec(end) for end in request.span_ends],
+    )
 
 
-def _end_spec(end: Any) -> dict[str, Any]:
-    """A `infill.span_end.TextEnd` as data the server rebuilds it from."""
+def _end_spec(end: Any) -> schemas.EndSpec:
+    """A `infill.span_end.TextEnd` as the data the server rebuilds it from."""
     slot, spot = end.slot, end.slot.spot
-    return {
-        "text": end.text,
-        "language": end.spec.id,
-        "slot": {
-            "start": slot.start,
-            "end": slot.end,
-            "lead": slot.lead,
-            "tail": slot.tail,
-            "spot": {"start": spot.start, "end": spot.end, "n_masks": spot.n_masks, "kind": spot.kind},
-        },
-    }
+    return schemas.EndSpec(
+        end.text,
+        end.spec.id,
+        schemas.SlotIn(slot.start, slot.end, slot.lead, slot.tail,
+                       schemas.SpotIn(spot.start, spot.end, spot.n_masks, spot.kind)),
+    )
 
 
-def _params(params: DenoiseParams) -> dict[str, Any]:
-    return dataclasses.asdict(params)
-
-
-def _result(item: dict[str, Any]) -> InfillResult:
-    stats = item.get("stats") or {}
+def _result(item: schemas.CanvasOut) -> InfillResult:
+    stats = item.stats
     return InfillResult(
-        canvas=[int(t) for t in item["canvas"]],
-        spans=[Span(int(s["start"]), int(s["end"]), [int(t) for t in s["token_ids"]]) for s in item["spans"]],
-        stats=Stats(
-            int(stats.get("new_tokens", 0)),
-            int(stats.get("forward_passes", 0)),
-            float(stats.get("seconds", 0.0)),
-            int(stats.get("positions", 0)),
-        ),
-        cancelled=bool(item.get("cancelled", False)),
+        item.canvas,
+        [Span(s.start, s.end, s.token_ids) for s in item.spans],
+        Stats(stats.new_tokens, stats.forward_passes, stats.seconds, stats.positions),
+        item.cancelled,
     )
 
 

@@ -103,7 +103,8 @@ class Session:
     def _report_failure(self, failure: LoadFailure) -> None:
         """Once per failure; an engine server that stays down is one failure, whatever each try says."""
         shown = self._shown_failure
-        if failure == shown or (failure.remote and shown is not None and shown.remote and shown.spec == failure.spec):
+        same_server = failure.remote and shown is not None and shown.remote and shown.spec == failure.spec
+        if failure == shown or same_server:
             return
         self._shown_failure = failure
         if failure.remote:
