@@ -19,24 +19,27 @@ from __future__ import annotations
 
 import torch
 
-from engine.canvas_state import CanvasBatch, query_positions
-from engine.loader import LoadedModel
+from typing import TYPE_CHECKING
+
+from engine.canvas_batch import CanvasBatch, query_positions
 from engine.models.anchored import AnchoredContext, AnchoredModel, GapAdapt, RightView, attention, layout, right_view
 from engine.models.layers import LayerKV, apply_rotary, rotary_tables
 from engine.params import DenoiseParams
-from engine.prefix_cache import DocKV
-from engine.row_cache import RowCache
+from engine.doc_cache import DocKV
+from engine.batch_kv import BatchKV
+
+if TYPE_CHECKING:
+    from engine.loader import LoadedModel
 
 
 class AnchoredPredictor:
-    def __init__(self, m: LoadedModel, batch: CanvasBatch, params: DenoiseParams) -> None:
-        self.m = m
-        self.model: AnchoredModel = m.model  # type: ignore[assignment]
+    def __init__(self, loaded: LoadedModel, batch: CanvasBatch, params: DenoiseParams) -> None:
+        self.device = loaded.device
+        self.model: AnchoredModel = loaded.model  # type: ignore[assignment]
         self.params = params
         self.room = self.model.adapter.shape.gap_room
         n = batch.x.shape[0]
-        self.kv = RowCache(len(self.model.model.layers), n, batch.x.shape[1], m.device)
-        self.positions = torch.zeros(n, dtype=torch.long)  # positions run per row, all steps
+        self.kv = BatchKV(len(self.model.model.layers), n, batch.x.shape[1], loaded.device)
         self._views: dict[object, RightView] = {}  # right_view per (rows, spans) of a forward
         self._allocate(batch)
 
@@ -44,19 +47,17 @@ class AnchoredPredictor:
         n, width = batch.x.shape
         shape = (n, self.model.shape.num_key_value_heads, width, self.model.head_dim)
         dtype = self.model.lm_head.weight.dtype
-        self.kv.layers = [LayerKV(torch.zeros(shape, dtype=dtype, device=self.m.device),
-                                  torch.zeros(shape, dtype=dtype, device=self.m.device)) for _ in range(self.kv.n_layers)]
-        self.kv.ids = torch.full((n, width), -1, dtype=torch.long, device=self.m.device)
+        self.kv.layers = [LayerKV(torch.zeros(shape, dtype=dtype, device=self.device),
+                                  torch.zeros(shape, dtype=dtype, device=self.device)) for _ in range(self.kv.n_layers)]
+        self.kv.ids = torch.full((n, width), -1, dtype=torch.long, device=self.device)
 
     def add_rows(self, n: int) -> None:
         """n rows joined the batch: nothing of theirs is cached, so their first step prefills them."""
         self.kv.add_rows(n)
-        self.positions = torch.cat([self.positions, torch.zeros(n, dtype=torch.long)])
         self._views.clear()
 
     def keep_rows(self, rows: list[int]) -> None:
         self.kv.keep_rows(torch.tensor(rows, dtype=torch.long, device=self.kv.ids.device))
-        self.positions = self.positions[rows]
         self._views.clear()
 
     def structure(self, batch: CanvasBatch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -118,8 +119,9 @@ class AnchoredPredictor:
         if end - start > self.room:
             ids[b, batch.rows[b].spans[0][0] :] = -1
 
-    def predict(self, batch: CanvasBatch, candidates: torch.Tensor, changed: torch.Tensor) -> torch.Tensor:
-        """Logits (M, V) for the candidate positions, in `candidates.nonzero()` order."""
+    def predict(self, batch: CanvasBatch, candidates: torch.Tensor,
+                changed: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits (M, V) for the candidate positions in `candidates.nonzero()` order, positions run per row)."""
         self.kv.fit_width(batch.x.shape[1])
         positions, segments = self.structure(batch)
         masked = batch.masked
@@ -133,7 +135,6 @@ class AnchoredPredictor:
             need[rows_m, pos_m - 1] = True
         if batch.live is not None:
             need &= batch.live[:, None]  # a row that left the batch is not computed
-        self.positions += need.sum(-1).cpu()
         out: torch.Tensor | None = None
         for group in by_width(need):
             pick = torch.isin(rows_m, group)
@@ -142,7 +143,7 @@ class AnchoredPredictor:
                 out = logits.new_empty((rows_m.numel(), logits.shape[-1]))
             out[pick] = logits
         assert out is not None
-        return out
+        return out, need.sum(-1).cpu()
 
     def _forward(self, batch: CanvasBatch, group: torch.Tensor, need: torch.Tensor, rows_m: torch.Tensor,
                  pos_m: torch.Tensor, positions: torch.Tensor, segments: torch.Tensor,

@@ -5,7 +5,7 @@ Callers (the HTTP server's request threads) call `Batcher.infill` exactly as the
 denoising loop at a time, continuously: a loop starts with the oldest waiting call and every waiting call
 with equal `DenoiseParams` (rows of one loop share them), and before each step it admits the calls that
 arrived meanwhile with the same params, as long as the rows still running plus theirs fit in `max_rows`
-(`engine.loop_rows`). Calls with other params wait for the next loop.
+(`engine.loop_state`). Calls with other params wait for the next loop.
 
 Each row carries its call's `cancel` (client gone, superseded, past its deadline), which the loop polls
 before every step, so a cancelled row stops being computed at the next step while the others go on
@@ -24,10 +24,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Protocol
 
+from engine.api import WithTraits
 from engine.engine import Engine
-from engine.loader import SpecialTokens
 from engine.params import DenoiseParams
 from engine.requests import InfillRequest, InfillResult
 
@@ -103,12 +103,13 @@ def _either(first: Callable[[], bool], second: Callable[[], bool] | None) -> Cal
     return first if second is None else (lambda: first() or second())
 
 
-class Batcher:
+class Batcher(WithTraits):
     """An `Engine` stand-in (same `infill` and attributes) that shares the engine between threads."""
 
     def __init__(self, engine: Engine, config: BatcherConfig = BatcherConfig(),
                  observer: BatchObserver | None = None) -> None:
         self.engine = engine
+        self.traits = engine.traits
         self.config = config
         self.observer = observer
         self._waiting: deque[_Call] = deque()
@@ -116,28 +117,6 @@ class Batcher:
         self._closed = False
         self._worker = threading.Thread(target=self._serve, name="dcomplete-batcher", daemon=True)
         self._worker.start()
-
-    # -- what infill reads of an engine ---------------------------------------------------------
-
-    @property
-    def tokenizer(self) -> Any:
-        return self.engine.tokenizer
-
-    @property
-    def special(self) -> SpecialTokens:
-        return self.engine.special
-
-    @property
-    def max_length(self) -> int:
-        return self.engine.max_length
-
-    @property
-    def left_to_right(self) -> bool:
-        return self.engine.left_to_right
-
-    @property
-    def max_right(self) -> int | None:
-        return self.engine.max_right
 
     # -- calls ----------------------------------------------------------------------------------
 

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
 
+from engine.api import ModelTraits, WithTraits
 from engine.denoise import Denoiser, InfillRequest, InfillResult
-from engine.loader import LoadedModel, SpecialTokens, load
-from engine.loop_rows import RowFeed
+from engine.loader import LoadedModel, load
+from engine.loop_state import RowFeed
 from engine.params import DenoiseParams
-from engine.prefix_cache import DocCache
+from engine.doc_cache import DocCache
 
 
-class Engine:
+class Engine(WithTraits):
     """Denoises canvases of token ids. Not thread-safe: callers serialise `infill` calls."""
 
     def __init__(self, loaded: LoadedModel) -> None:
         self.loaded = loaded
+        adapter = getattr(loaded.model, "adapter", None)
+        max_right = adapter.shape.max_right if adapter is not None else None
+        self.traits = ModelTraits(loaded.tokenizer, loaded.special, loaded.max_length, loaded.family.left_to_right,
+                                  max_right)
         self._denoiser = Denoiser(loaded)
         self._docs = DocCache()
 
@@ -25,30 +29,6 @@ class Engine:
     def load(cls, spec: str | os.PathLike[str] = "default", device: str | None = None,
              dtype: str | None = None) -> Engine:
         return cls(load(spec, device=device, dtype=dtype))
-
-    @property
-    def tokenizer(self) -> Any:
-        return self.loaded.tokenizer
-
-    @property
-    def special(self) -> SpecialTokens:
-        return self.loaded.special
-
-    @property
-    def max_length(self) -> int:
-        return self.loaded.max_length
-
-    @property
-    def left_to_right(self) -> bool:
-        """Spans are written as leading runs by a causal base: canvases must start and end gaps at token
-        boundaries the tokenizer produces (infill's `heal`)."""
-        return self.loaded.family.left_to_right
-
-    @property
-    def max_right(self) -> int | None:
-        """Tokens of text after the last gap the model reads (None: as much as fits)."""
-        adapter = getattr(self.loaded.model, "adapter", None)
-        return adapter.shape.max_right if adapter is not None else None
 
     @property
     def family(self) -> str:
@@ -70,7 +50,7 @@ class Engine:
         feed: RowFeed | None = None,
     ) -> list[InfillResult]:
         """Fill every mask of every canvas; one batch, one loop. See ARCHITECTURE.md for the contract.
-        With a `feed` (`engine.loop_rows.RowFeed`), more requests join between steps and every request's
+        With a `feed` (`engine.loop_state.RowFeed`), more requests join between steps and every request's
         result goes to `feed.done` as soon as its row is done."""
         if not requests:
             return []

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import torch
 
-from engine.canvas_state import CanvasBatch, query_positions
-from engine.loader import LoadedModel
+from typing import TYPE_CHECKING
+
+from engine.canvas_batch import CanvasBatch, query_positions
 from engine.models.layers import ForwardContext
 from engine.params import DenoiseParams
-from engine.prefix_cache import DocKV, warm_layers
-from engine.row_cache import RowCache
+from engine.doc_cache import DocKV, warm_layers
+from engine.batch_kv import BatchKV
+
+if TYPE_CHECKING:
+    from engine.loader import LoadedModel
 
 
 def sources(masked: torch.Tensor, shifted: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -25,19 +29,18 @@ def sources(masked: torch.Tensor, shifted: bool) -> tuple[torch.Tensor, torch.Te
 
 
 class FullAttentionPredictor:
-    def __init__(self, m: LoadedModel, batch: CanvasBatch, params: DenoiseParams) -> None:
-        self.m = m
+    def __init__(self, loaded: LoadedModel, batch: CanvasBatch, params: DenoiseParams) -> None:
+        self.loaded = loaded
         self.params = params
         n = batch.x.shape[0]
         self.use_cache = params.cache == "fixed"
-        self.kv = RowCache(len(m.model.model.layers), n, batch.x.shape[1], m.device)
+        self.kv = BatchKV(len(loaded.model.model.layers), n, batch.x.shape[1], loaded.device)
         self.since_full = torch.zeros(n, dtype=torch.long)
         self.stale = torch.ones(n, dtype=torch.bool)  # rows whose cached K/V must be recomputed in full
         self.rerun = torch.zeros_like(batch.masked)  # positions whose cached K/V are out of date
-        self.positions = torch.zeros(n, dtype=torch.long)  # positions run per row, all steps
 
     def warm(self, warm: DocKV, batch: CanvasBatch) -> None:
-        warmed = warm_layers(warm, batch.row_ids(0), self.m.special.mask_id, self.m.model)
+        warmed = warm_layers(warm, batch.row_ids(0), self.loaded.special.mask_id, self.loaded.model)
         if warmed is not None:
             self.kv.layers, edited = warmed
             self.rerun[0, edited[0]] = True
@@ -49,19 +52,19 @@ class FullAttentionPredictor:
         self.since_full = torch.cat([self.since_full, torch.zeros(n, dtype=torch.long)])
         self.stale = torch.cat([self.stale, torch.ones(n, dtype=torch.bool)])
         self.rerun = torch.cat([self.rerun, self.rerun.new_zeros((n, self.rerun.shape[1]))])
-        self.positions = torch.cat([self.positions, torch.zeros(n, dtype=torch.long)])
 
     def keep_rows(self, rows: list[int]) -> None:
         self.kv.keep_rows(torch.tensor(rows, dtype=torch.long, device=self.kv.ids.device))
-        self.since_full, self.stale, self.positions = self.since_full[rows], self.stale[rows], self.positions[rows]
+        self.since_full, self.stale = self.since_full[rows], self.stale[rows]
         self.rerun = self.rerun[torch.tensor(rows, dtype=torch.long, device=self.rerun.device)]
 
     def grew(self, batch: CanvasBatch, b: int, span: int, n: int) -> None:
         """Row b got longer: its cached K/V now sit at the wrong positions."""
         self.stale[b] = True
 
-    def predict(self, batch: CanvasBatch, candidates: torch.Tensor, changed: torch.Tensor) -> torch.Tensor:
-        """Logits (M, V) for the candidate positions, in `candidates.nonzero()` order."""
+    def predict(self, batch: CanvasBatch, candidates: torch.Tensor,
+                changed: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits (M, V) for the candidate positions in `candidates.nonzero()` order, positions run per row)."""
         n = batch.x.shape[0]
         params = self.params
         self.kv.fit_width(batch.x.shape[1])
@@ -71,16 +74,17 @@ class FullAttentionPredictor:
         if params.refresh_every:
             full |= self.since_full >= params.refresh_every
         rerun = self.rerun | batch.around_spans(params.near, self.rerun)
-        logits = self._forward(batch, candidates, full & active, ~full & active, rerun)
+        ran = torch.zeros(n, dtype=torch.long)
+        logits = self._forward(batch, candidates, full & active, ~full & active, rerun, ran)
         self.since_full = torch.where(full, 1, self.since_full + 1)
         self.stale[:] = False
         self.rerun = torch.zeros_like(self.rerun)
-        return logits
+        return logits, ran
 
     def _forward(self, batch: CanvasBatch, masked: torch.Tensor, full: torch.Tensor, partial: torch.Tensor,
-                 rerun: torch.Tensor) -> torch.Tensor:
+                 rerun: torch.Tensor, ran: torch.Tensor) -> torch.Tensor:
         kv = self.kv if self.use_cache else None
-        rows_m, src_m = sources(masked, self.m.family.shifted_logits)
+        rows_m, src_m = sources(masked, self.loaded.family.shifted_logits)
         need = masked | rerun
         need[rows_m, src_m] = True
         out: torch.Tensor | None = None
@@ -95,19 +99,19 @@ class FullAttentionPredictor:
             pick = local[rows_m] >= 0
             r, src = local[rows_m[pick]], src_m[pick]
             if is_full:
-                self.positions[group.cpu()] += real.sum(-1).cpu()
+                ran[group.cpu()] += real.sum(-1).cpu()
                 ctx = ForwardContext([None] * kv.n_layers, key_mask) if kv is not None else None
-                logits = self.m.model(x, None, key_mask, ctx, logits_at=(r, src))
+                logits = self.loaded.model(x, None, key_mask, ctx, logits_at=(r, src))
                 if kv is not None and ctx is not None:
                     kv.store(group, ctx.layers, x)
             else:
                 assert kv is not None
                 query = query_positions(need[group])
-                self.positions[group.cpu()] += need[group].sum(-1).cpu()
+                ran[group.cpu()] += need[group].sum(-1).cpu()
                 ctx = ForwardContext(kv.select(group), key_mask, query)
                 slot = torch.full_like(x, -1)
                 slot.scatter_(1, query, torch.arange(query.shape[1], device=query.device).expand_as(query))
-                logits = self.m.model(x.gather(1, query), query, key_mask, ctx, logits_at=(r, slot[r, src]))
+                logits = self.loaded.model(x.gather(1, query), query, key_mask, ctx, logits_at=(r, slot[r, src]))
                 kv.update(group, ctx.layers, query, x)
             if out is None:
                 out = logits.new_empty((rows_m.numel(), logits.shape[-1]))

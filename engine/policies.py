@@ -5,6 +5,8 @@ Proposals work on the logits of the masked positions only, (M, V), never on the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from engine.params import Alg
@@ -84,6 +86,21 @@ def llada_count(initial: torch.Tensor, step: torch.Tensor, steps: torch.Tensor) 
     base = torch.div(initial, steps, rounding_mode="floor")
     remainder = initial - base * steps
     return base + (step < remainder).long()
+
+
+Schedule = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, float], torch.Tensor]
+"""A family's own tokens-per-step schedule, per row: (masks left, masks at the schedule's start, step,
+steps, eps) -> tokens to reveal this step."""
+
+
+def dream_schedule(masks_left: torch.Tensor, initial: torch.Tensor, step: torch.Tensor, steps: torch.Tensor,
+                   eps: float) -> torch.Tensor:
+    return dream_count(masks_left, step, steps, eps)
+
+
+def llada_schedule(masks_left: torch.Tensor, initial: torch.Tensor, step: torch.Tensor, steps: torch.Tensor,
+                   eps: float) -> torch.Tensor:
+    return llada_count(initial, step, steps)
 
 
 def select_top_k(score: torch.Tensor, k: torch.Tensor) -> torch.Tensor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engine.canvas_state import Lead, SpanEnd
+from engine.canvas_batch import Lead, SpanEnd
 
 
 @dataclass
@@ -39,12 +39,12 @@ class InfillRequest:
     the first one become end tokens, and the span does not grow), e.g. the line breaks of a one-line
     completion, whose text after the first line break is never used. Missing entries stop nothing.
 
-    `span_leads[i]`: text span i must start with, as a token constraint (`canvas_state.Lead`): the text
+    `span_leads[i]`: text span i must start with, as a token constraint (`canvas_batch.Lead`): the text
     infill took off the end of the prefix so that the gap starts at a token boundary the tokenizer
     produces. While it is unfinished the span's first mask is its only candidate, and stop tokens count
     only after it.
 
-    `span_ends[i]`: for a left-to-right family, when span i's text is complete (`canvas_state.SpanEnd`):
+    `span_ends[i]`: for a left-to-right family, when span i's text is complete (`canvas_batch.SpanEnd`):
     its masks then become end tokens, as after an end token.
 
     `cancel`: polled before every step while the row still has masks; once it returns True the row leaves

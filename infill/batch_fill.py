@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from infill.fill import FillJob, FillOptions, FillResult, fill_many
 from infill.progress import Progress
+
+if TYPE_CHECKING:
+    from engine import DenoiseParams
+    from engine.api import EngineLike
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,8 @@ def new_tokens(outcomes: Sequence[Outcome]) -> int:
 class LocalFill:
     """One engine in this process: each batch is one `fill_many` call."""
 
-    def __init__(self, engine: Any, params: Any, options: FillOptions, say: Callable[[str], None]) -> None:
+    def __init__(self, engine: EngineLike, params: DenoiseParams | None, options: FillOptions,
+                 say: Callable[[str], None]) -> None:
         self.engine, self.params, self.options, self.say = engine, params, options, say
 
     @property

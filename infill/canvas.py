@@ -16,11 +16,14 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from infill.leads import lead_text, vocab_texts
 from infill.positions import LineIndex
 from infill.spots import Spot
+
+if TYPE_CHECKING:
+    from engine.api import EngineLike
 
 _INDENT_AFTER_BREAK = re.compile(r"(?:^|\n)([ \t]+)$")
 
@@ -141,14 +144,13 @@ def build_canvas(
     return canvas
 
 
-def canvas_for(engine: Any, text: str, spots: Sequence[Spot], max_length: int | None = None, *,
+def canvas_for(engine: EngineLike, text: str, spots: Sequence[Spot], max_length: int | None = None, *,
                header: str = "", reserve: int = 0, heal: bool = True) -> Canvas:
     """`build_canvas` with what the engine needs: its tokenizer, ids and context, and for an engine that
     writes left to right, healed token boundaries (unless `heal` is False) and its right-context limit."""
-    left_to_right = bool(getattr(engine, "left_to_right", False))
     return build_canvas(text, spots, engine.tokenizer, engine.special, max_length or engine.max_length,
-                        header=header, reserve=reserve, heal=heal and left_to_right,
-                        max_right=getattr(engine, "max_right", None) if left_to_right else None)
+                        header=header, reserve=reserve, heal=heal and engine.left_to_right,
+                        max_right=engine.max_right if engine.left_to_right else None)
 
 
 def _right_end(text: str, after: int, tokenizer: Any, max_right: int | None) -> int:

@@ -31,6 +31,7 @@ from infill.spots import Edit, Spot
 
 if TYPE_CHECKING:
     from engine import DenoiseParams, InfillRequest, InfillResult, Stats
+    from engine.api import EngineLike
 
 GROW_PER_SPOT = {"line": 8, "block": 32}
 
@@ -79,7 +80,7 @@ class _Attempt:
 class _Document:
     """One job through its attempts."""
 
-    def __init__(self, job: FillJob, engine: Any, options: FillOptions) -> None:
+    def __init__(self, job: FillJob, engine: EngineLike, options: FillOptions) -> None:
         self.job = job
         self.engine = engine
         self.options = options
@@ -119,12 +120,12 @@ class _Document:
         )
 
     def _span_leads(self) -> tuple[TextLead | None, ...]:
-        if not getattr(self.engine, "left_to_right", False) or not self.options.heal:
+        if not self.engine.left_to_right or not self.options.heal:
             return ()
         return tuple(TextLead(slot.lead, self.engine.tokenizer) if slot.lead else None for slot in self.canvas.slots)
 
     def _span_ends(self) -> tuple[TextEnd, ...]:
-        if not getattr(self.engine, "left_to_right", False):
+        if not self.engine.left_to_right:
             return ()
         return tuple(TextEnd(slot, self.job.text, self.spec, self.engine.tokenizer) for slot in self.canvas.slots)
 
@@ -181,7 +182,7 @@ class _Document:
                 continue
             offsets = token_offsets(self.engine.tokenizer, kept)
             lo, hi = remask_range(offsets, end - start, shaped.raw, shaped.raw_offset(where))
-            if getattr(self.engine, "left_to_right", False):
+            if self.engine.left_to_right:
                 hi = end - start  # such a model revises a span's tail, never text it wrote before
             canvas[start + lo : start + hi] = [self.engine.special.mask_id] * (hi - lo)
         from engine import InfillRequest
@@ -213,7 +214,7 @@ class _Document:
 
 
 def fill_many(
-    engine: Any,
+    engine: EngineLike,
     jobs: Sequence[FillJob],
     params: DenoiseParams | None = None,
     cancel: Callable[[], bool] | None = None,
@@ -231,7 +232,7 @@ def fill_many(
         for document, result in zip(documents, results):
             document.absorb(result)
     retries = options.retries
-    if getattr(engine, "left_to_right", False) and (params is None or params.temperature == 0):
+    if engine.left_to_right and (params is None or params.temperature == 0):
         retries = 0  # re-masking a greedy left-to-right span's tail writes the same tail again
     for _ in range(retries):
         pending = [d for d in documents if d.wants_retry()]
@@ -245,7 +246,7 @@ def fill_many(
 
 
 def fill(
-    engine: Any,
+    engine: EngineLike,
     text: str,
     spots: Sequence[Spot],
     params: DenoiseParams | None = None,

@@ -44,7 +44,7 @@ def lead_text(before: str, tokenizer: Any) -> str:
 
 
 class TextLead:
-    """`canvas_state.Lead` for a text: after the tokens written so far, the ids whose text continues it
+    """`canvas_batch.Lead` for a text: after the tokens written so far, the ids whose text continues it
     (either extends past its end or is a prefix of what remains); None once it is written."""
 
     def __init__(self, text: str, tokenizer: Any) -> None:

@@ -30,7 +30,8 @@ from typing import Any, TypeVar
 import msgspec
 
 from engine import DenoiseParams, InfillRequest, InfillResult, Span, SpecialTokens, Stats
-from engine.canvas_state import find_spans
+from engine.api import ModelTraits, WithTraits
+from engine.canvas_batch import find_spans
 from infill.engine_server import schemas
 
 POLL_SECONDS = 0.05
@@ -41,7 +42,7 @@ class EngineUnavailable(ConnectionError):
     """The engine server could not be reached, or refused or failed a request."""
 
 
-class RemoteEngine:
+class RemoteEngine(WithTraits):
     def __init__(self, url: str, api_key: str | None = None, connect_timeout: float = 5.0) -> None:
         parsed = urllib.parse.urlsplit(url if "://" in url else f"http://{url}")
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
@@ -51,14 +52,14 @@ class RemoteEngine:
         self._api_key = api_key
         self.connect_timeout = connect_timeout
         info = self._request("GET", "/v1/engine", None, None, schemas.EngineInfo)
-        self.name, self.family, self.max_length = info.model, info.family, info.max_length
-        self.left_to_right, self.max_right = info.left_to_right, info.max_right
-        self.special = SpecialTokens(**msgspec.structs.asdict(info.special))
+        self.name, self.family = info.model, info.family
         try:
-            self.tokenizer = _tokenizer_from_files(info.tokenizer_files)
+            tokenizer = _tokenizer_from_files(info.tokenizer_files)
         except (OSError, ValueError) as error:
             message = f"engine at {self.url} sent a tokenizer that does not load ({error})"
             raise EngineUnavailable(message) from None
+        special = SpecialTokens(**msgspec.structs.asdict(info.special))
+        self.traits = ModelTraits(tokenizer, special, info.max_length, info.left_to_right, info.max_right)
         self.device = info.device or self.url
 
     def infill(

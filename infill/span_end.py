@@ -36,7 +36,7 @@ def _nonblank_lines(text: str) -> int:
 
 
 class TextEnd:
-    """`engine.canvas_state.SpanEnd` for one slot of a canvas."""
+    """`engine.canvas_batch.SpanEnd` for one slot of a canvas."""
 
     def __init__(self, slot: Slot, text: str, spec: LanguageSpec, tokenizer: Any) -> None:
         self.slot, self.text, self.spec, self.tokenizer = slot, text, spec, tokenizer

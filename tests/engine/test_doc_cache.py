@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from engine.models.layers import LayerKV
-from engine.prefix_cache import DocCache, DocKV
+from engine.doc_cache import DocCache, DocKV
 
 
 def kv(tokens: int, layers: int = 2) -> DocKV:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.canvas_state import query_positions
+from engine.canvas_batch import query_positions
 from engine.testing import layer0_keys
 
 

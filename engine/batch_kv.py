@@ -11,7 +11,7 @@ import torch
 from engine.models.layers import LayerKV
 
 
-class RowCache:
+class BatchKV:
     def __init__(self, n_layers: int, rows: int, width: int, device: torch.device) -> None:
         self.n_layers = n_layers
         self.layers: list[LayerKV | None] = [None] * n_layers
