@@ -8,7 +8,8 @@ from typing import Any
 import torch
 
 from engine.gguf_base import base_folder, read_shape
-from engine.models.anchored import AdapterShape, AnchoredModel
+from engine.models.anchored import Adapter, AdapterShape, AnchoredModel
+from engine.models.transformer import on_meta
 
 ADAPTER_FILE = "adapter.safetensors"
 
@@ -28,10 +29,10 @@ def build_anchored(base: str, shape: AdapterShape, device: torch.device, dtype: 
 
     folder = base_folder(base)
     base_shape = read_shape(folder)
-    with torch.device("meta"):
-        model = AnchoredModel(base_shape, shape)
+    model = on_meta(lambda: AnchoredModel(base_shape, shape))
     load_weights(model, [folder / "model.safetensors"], lambda name: name, device, dtype, skip="adapter.")
-    model.adapter.to_empty(device=device)
+    with torch.device(device):  # built where it runs: a meta module's to_empty is slow (400 small tensors)
+        model.adapter = Adapter(base_shape, shape)
     init_adapter(model)
     if adapter_file is not None:
         from engine.checkpoint import read_safetensors

@@ -7,10 +7,10 @@ from collections.abc import Callable, Sequence
 
 from engine.api import ModelTraits, WithTraits
 from engine.denoise import Denoiser, InfillRequest, InfillResult
+from engine.doc_cache import DocCache
 from engine.loader import LoadedModel, load
 from engine.loop_state import RowFeed
 from engine.params import DenoiseParams
-from engine.doc_cache import DocCache
 
 
 class Engine(WithTraits):

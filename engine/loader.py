@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from engine.calibration import UNMEASURED, Calibration, calibration_for
 from engine.checkpoint import CheckpointError, load_weights, read_json, weight_files
+from engine.drafting import DraftPolicy
 from engine.models.registry import Family, family_of
-from engine.models.transformer import Transformer
+from engine.models.transformer import Transformer, on_meta
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 DEFAULT_SPECS = ("default", "bundled", "")
@@ -50,6 +52,8 @@ class SpecialTokens:
 
 @dataclass
 class LoadedModel:
+    """`calibration`: what this machine runs fastest for the model (`engine.calibration`), applied."""
+
     folder: Path
     family: Family
     model: Transformer
@@ -58,6 +62,11 @@ class LoadedModel:
     max_length: int
     device: torch.device
     dtype: torch.dtype
+    calibration: Calibration = UNMEASURED
+    drafting: DraftPolicy = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.drafting = DraftPolicy(self.calibration.row_cost, max(1, self.family.lookahead))
 
 
 def resolve_folder(spec: str | os.PathLike[str]) -> Path:
@@ -162,15 +171,15 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
     if family.shape is None:
         return _load_anchored(spec, folder, cfg, family, dev, dt, dtype)
     shape = family.shape(cfg)
-    with torch.device("meta"):
-        model = family.model_class(shape)
+    model = on_meta(lambda: family.model_class(shape))
     try:
         load_weights(model, files, family.rename, dev, dt)
     except CheckpointError as exc:
         raise ModelLoadError(f"model {spec}: {exc}") from None
-    _prepare(model, dtype)
+    calibration = _prepare(model, dtype, dev)
     max_length = min(int(shape.max_position_embeddings), CONTEXT_CAP)
-    return LoadedModel(folder, family, model, tokenizer, special_tokens(cfg, tokenizer, folder), max_length, dev, dt)
+    return LoadedModel(folder, family, model, tokenizer, special_tokens(cfg, tokenizer, folder), max_length, dev, dt,
+                       calibration)
 
 
 def _load_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:
@@ -196,13 +205,18 @@ def _one_line(exc: BaseException) -> str:
     return f"{exc.__class__.__name__}: {text[0]}" if text else exc.__class__.__name__
 
 
-def _prepare(model: Transformer, dtype: str | None) -> None:
+def _prepare(model: Transformer, dtype: str | None, device: torch.device) -> Calibration:
+    """Fuse for inference and pick the kernels (float16 for few rows only when no dtype was asked for)."""
     model.eval()
     model.fuse_for_inference()
     if dtype == INT8:
         from engine.quantize import quantize_int8
 
         quantize_int8(model)
+        return UNMEASURED
+    calibration = calibration_for(model, device)
+    calibration.apply(model, half=dtype in (None, "", "auto"))
+    return calibration
 
 
 def _load_anchored(spec, folder: Path, cfg: dict[str, Any], family: Family, dev: torch.device,
@@ -219,9 +233,9 @@ def _load_anchored(spec, folder: Path, cfg: dict[str, Any], family: Family, dev:
     except KeyError as exc:
         raise ModelLoadError(f"model {spec}: config.json has no {exc}") from None
     tokenizer = _load_tokenizer(spec, base)
-    _prepare(model, dtype)
+    calibration = _prepare(model, dtype, dev)
     max_length = min(int(cfg.get("context", cfg.get("max_position_embeddings", 4096))), CONTEXT_CAP)
     eos = int(cfg.get("eos_token_id", 0))
     special = SpecialTokens(mask_id=model.mask_id, eos_id=eos, pad_id=int(cfg.get("pad_token_id", eos)),
                             bos_id=int(cfg.get("bos_token_id", eos)))
-    return LoadedModel(folder, family, model, tokenizer, special, max_length, dev, dt)
+    return LoadedModel(folder, family, model, tokenizer, special, max_length, dev, dt, calibration)
