@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from engine.gguf_base import base_folder, read_shape
+from engine.gguf_base import base_folder, read_shape, read_state
 from engine.models.anchored import Adapter, AdapterShape, AnchoredModel
 from engine.models.transformer import on_meta
 
@@ -25,12 +25,12 @@ def build_anchored(base: str, shape: AdapterShape, device: torch.device, dtype: 
     """The model with base weights loaded and frozen, and the adapter from `adapter_file` (or freshly
     initialised: LoRA B = 0, mask embedding = the mean token embedding); returns the base cache folder too
     (it holds the tokenizer)."""
-    from engine.checkpoint import load_weights
+    from engine.checkpoint import assign_weights
 
     folder = base_folder(base)
     base_shape = read_shape(folder)
     model = on_meta(lambda: AnchoredModel(base_shape, shape))
-    load_weights(model, [folder / "model.safetensors"], lambda name: name, device, dtype, skip="adapter.")
+    assign_weights(model, read_state(folder).items(), lambda name: name, device, dtype, skip="adapter.")
     with torch.device(device):  # built where it runs: a meta module's to_empty is slow (400 small tensors)
         model.adapter = Adapter(base_shape, shape)
     init_adapter(model)

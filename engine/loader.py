@@ -192,6 +192,17 @@ def _load_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:
                              f"({_one_line(exc)})") from None
 
 
+def _fast_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:
+    """The converted base's tokenizer without importing transformers (`engine.tokenizer`)."""
+    from engine.tokenizer import FastTokenizer
+
+    try:
+        return FastTokenizer(folder)
+    except Exception as exc:  # the tokenizers library raises its own exception types for a broken file
+        raise ModelLoadError(f"model {spec}: cannot load its tokenizer {_tokenizer_file(folder)} "
+                             f"({_one_line(exc)})") from None
+
+
 def _tokenizer_file(folder: Path) -> Path:
     """The file a broken tokenizer most likely comes from: tokenizer.json when there is one."""
     for name in ("tokenizer.json", "tokenizer_config.json", "vocab.json"):
@@ -232,7 +243,7 @@ def _load_anchored(spec, folder: Path, cfg: dict[str, Any], family: Family, dev:
         raise ModelLoadError(f"model {spec}: {exc}") from None
     except KeyError as exc:
         raise ModelLoadError(f"model {spec}: config.json has no {exc}") from None
-    tokenizer = _load_tokenizer(spec, base)
+    tokenizer = _fast_tokenizer(spec, base)
     calibration = _prepare(model, dtype, dev)
     max_length = min(int(cfg.get("context", cfg.get("max_position_embeddings", 4096))), CONTEXT_CAP)
     eos = int(cfg.get("eos_token_id", 0))
