@@ -135,12 +135,13 @@ def dequantize(raw: torch.Tensor, kind: str) -> torch.Tensor:
         scale = blocks[:, 0:2].contiguous().view(torch.float16).float()
         body = blocks[:, header:]
         if kind == "Q8_0":
-            return (scale * body.contiguous().view(torch.int8).float()).reshape(-1)
-        nibbles = torch.cat([body & 15, body >> 4], 1).float()
+            return body.contiguous().view(torch.int8).float().mul_(scale).reshape(-1)
+        values = torch.empty((blocks.shape[0], 32), dtype=torch.float32)
+        values[:, :16], values[:, 16:] = body & 15, body >> 4
         if kind == "Q4_0":
-            return (scale * (nibbles - 8)).reshape(-1)
+            return values.sub_(8).mul_(scale).reshape(-1)
         low = blocks[:, 2:4].contiguous().view(torch.float16).float()
-        return (scale * nibbles + low).reshape(-1)
+        return values.mul_(scale).add_(low).reshape(-1)  # no fused multiply-add: the gguf package's rounding
     import gguf
     from gguf.quants import dequantize as gguf_dequantize
 

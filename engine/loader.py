@@ -160,9 +160,6 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
         files = weight_files(folder) if family.shape is not None else []
     except (CheckpointError, ValueError) as exc:
         raise ModelLoadError(f"model {spec}: {exc}") from None
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()  # AutoTokenizer warns about model types it does not know (Dream)
     tokenizer = None
     if family.shape is not None:
         tokenizer = _load_tokenizer(spec, folder)
@@ -184,7 +181,9 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
 
 def _load_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:
     from transformers import AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.set_verbosity_error()  # AutoTokenizer warns about model types it does not know (Dream)
     try:
         return AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
     except Exception as exc:  # transformers raises many unrelated types for a broken tokenizer
