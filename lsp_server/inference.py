@@ -94,7 +94,7 @@ class InferenceBackend:
 
     def run(self, settings: Settings, work: Callable[[CancelCheck], T], cancel: CancelCheck) -> T | LoadFailure:
         """`work` with the engine loaded; an engine server that fails mid-request is a failure too."""
-        from infill.remote_engine import EngineUnavailable
+        from remote.client import EngineUnavailable
 
         failure = self.ensure_loaded(settings)
         if failure is not None:
@@ -272,7 +272,7 @@ class InferenceBackend:
 
 def _open_engine(settings: Settings) -> Any:
     if settings.engine_url:
-        from infill.remote_engine import RemoteEngine
+        from remote.client import RemoteEngine
 
         return RemoteEngine(settings.engine_url, settings.engine_api_key or None)
     from engine import Engine

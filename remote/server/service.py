@@ -23,9 +23,8 @@ from infill.leads import TextLead
 from infill.span_end import TextEnd
 from infill.spots import Spot
 from infill.windows import plan_completion, plan_regenerate
-
-from infill.engine_server import schemas
-from infill.engine_server.tickets import Ticket
+from remote.server import schemas
+from remote.server.tickets import Ticket
 
 
 class RequestError(Exception):

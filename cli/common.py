@@ -92,7 +92,7 @@ def fill_options(args: argparse.Namespace, **extra: Any) -> FillOptions:
 def load_engine(args: argparse.Namespace) -> Any:
     """The engine `--model` names, loaded here, or the server `--engine-url` names."""
     if getattr(args, "engine_url", None):  # `dcomplete engine` loads with these options too, without it
-        from infill.remote_engine import EngineUnavailable, RemoteEngine
+        from remote.client import EngineUnavailable, RemoteEngine
 
         try:
             engine = RemoteEngine(args.engine_url, getattr(args, "api_key", None))

@@ -1,6 +1,6 @@
 """The body of one Ray actor of `dcomplete refactor --ray`: it loads the engine once and fills batches
 of jobs with `fill_many`, exactly as the local path does. It is a plain class (no ray import), made an
-actor by `infill.ray_refactor`, so its module is what the workers import."""
+actor by `remote.ray_refactor`, so its module is what the workers import."""
 
 from __future__ import annotations
 

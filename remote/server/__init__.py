@@ -11,5 +11,5 @@ runs in one thread behind `engine.batcher.Batcher`; request threads wait for the
 
 Modules: `schemas` (bodies), `service` (what the endpoints do, on plain values, through `infill`),
 `borrowed` (the OpenAI / llama.cpp shapes), `tickets` (disconnect, supersede, deadline), `metrics`
-(Prometheus), `app` (routes, errors, auth), `cli` (the subcommand).
+(Prometheus), `app` (routes, errors, auth); the subcommand that starts it is `cli.engine_command`.
 """

@@ -24,9 +24,9 @@ from litestar.response import Stream
 
 from engine import Engine
 from engine.batcher import Batcher, BatcherClosed, BatcherConfig, QueueFull
-from infill.engine_server import borrowed, schemas, service
-from infill.engine_server.metrics import Metrics
-from infill.engine_server.tickets import SUPERSEDE_HEADER, Supersede, Ticket
+from remote.server import borrowed, schemas, service
+from remote.server.metrics import Metrics
+from remote.server.tickets import SUPERSEDE_HEADER, Supersede, Ticket
 
 T = TypeVar("T")
 ROUTES = ("/v1/completions", "/v1/fim/completions", "/infill", "/v1/infill", "/v1/engine", "/v1/models",

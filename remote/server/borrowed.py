@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
-from infill.engine_server import schemas
-from infill.engine_server.service import RequestError, TextJob, TextOutcome, language, sampling
+from remote.server import schemas
+from remote.server.service import RequestError, TextJob, TextOutcome, language, sampling
 
 
 def _stops(stop: str | list[str] | None) -> tuple[str, ...]:
