@@ -24,7 +24,7 @@ from litestar.response import Stream
 
 from engine import Engine
 from engine.batcher import Batcher, BatcherClosed, BatcherConfig, QueueFull
-from remote.server import borrowed, schemas, service
+from remote.server import compat_apis, schemas, service
 from remote.server.metrics import Metrics
 from remote.server.tickets import SUPERSEDE_HEADER, Supersede, Ticket
 
@@ -149,13 +149,14 @@ def _error(message: str, status: int, kind: str, headers: dict[str, str] | None 
 
 @post("/v1/completions", status_code=200)
 async def completions(request: Request) -> Response[bytes] | Stream:
-    return await _text(request, schemas.Completions, borrowed.completions_job, borrowed.completions_body,
-                       borrowed.completions_events)
+    return await _text(request, schemas.Completions, compat_apis.completions_job,
+                       compat_apis.completions_body, compat_apis.completions_events)
 
 
 @post("/v1/fim/completions", status_code=200)
 async def fim_completions(request: Request) -> Response[bytes] | Stream:
-    return await _text(request, schemas.FimCompletions, borrowed.fim_job, borrowed.fim_body, borrowed.fim_events)
+    return await _text(request, schemas.FimCompletions, compat_apis.fim_job, compat_apis.fim_body,
+                       compat_apis.fim_events)
 
 
 async def _text(request: Request, kind: type[Any], to_job: Callable[[Any], service.TextJob],
@@ -177,7 +178,7 @@ async def llama_infill(request: Request) -> Response[bytes]:
     server = _server(request)
     body = await _read(request, schemas.LlamaInfill)
     server.check_model(body.model)
-    job, deadline = borrowed.llama_job(body)
+    job, deadline = compat_apis.llama_job(body)
 
     def work(ticket: Ticket) -> service.TextOutcome:
         return service.complete(server.batcher, job, service.expire(ticket, deadline))
@@ -185,7 +186,7 @@ async def llama_infill(request: Request) -> Response[bytes]:
     loop = asyncio.get_running_loop()
     started = loop.time()
     outcome = await server.run(request, work)
-    return _json(borrowed.llama_body(outcome, server.name, loop.time() - started))
+    return _json(compat_apis.llama_body(outcome, server.name, loop.time() - started))
 
 
 @post("/v1/infill", status_code=200)

@@ -27,7 +27,7 @@ from infill.canvas import canvas_for, line_break_ids
 from infill.languages import get_language
 from infill.leads import TextLead
 from infill.span_end import TextEnd
-from remote.server.testing import EngineProcess
+from tests.support.engine_process import EngineProcess
 
 LONG = 600  # masks of a request that runs ~600 steps (one token a step, never an end token)
 SLOW = {"threshold": 1.0, "eos_penalty": 100.0}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from remote.server.testing import EngineProcess
+from tests.support.engine_process import EngineProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "def area(w, h):\n    result = w * h\n    return result\n\n\ndef total(xs):\n    return sum(xs)\n"

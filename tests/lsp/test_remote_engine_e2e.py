@@ -13,7 +13,7 @@ from lsp_harness import start_server, wait_until
 from lsprotocol import types
 
 from lsp_server.inference import RECONNECT_SECONDS
-from remote.server.testing import EngineProcess
+from tests.support.engine_process import EngineProcess
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
