@@ -178,7 +178,7 @@ class Session:
         """`$/cancelRequest`: stop the job the request started (if any) at its next denoising step."""
         ticket = self._tickets_by_request.get(msg_id)
         if ticket is not None:
-            ticket.cancel()
+            ticket.stop()
         else:  # its job has not started yet (or the request has already been answered)
             self._cancelled_early[msg_id] = None
             if len(self._cancelled_early) > 256:
@@ -200,7 +200,7 @@ class Session:
         self._tickets_by_request[msg_id] = ticket
         if msg_id in self._cancelled_early:
             del self._cancelled_early[msg_id]
-            ticket.cancel()
+            ticket.stop()
         settings = self.settings
 
         def with_model(cancel: CancelCheck) -> T | LoadFailure:

@@ -10,7 +10,7 @@ the project's type library, so bodies decode straight into msgspec structs and a
 runs in one thread behind `engine.batcher.Batcher`; request threads wait for their rows' batch.
 
 Modules: `schemas` (bodies), `service` (what the endpoints do, on plain values, through `infill`),
-`compat_apis` (the OpenAI / llama.cpp request shapes other plugins speak), `tickets` (disconnect,
-supersede, deadline), `metrics` (Prometheus), `app` (routes, errors, auth); the subcommand that starts it
+`compat_apis` (the OpenAI / llama.cpp request shapes other plugins speak), `metrics` (Prometheus), `app`
+(routes, errors, auth, and the `Ticket` of each request: `infill.tickets`); the subcommand that starts it
 is `cli.engine_command`.
 """

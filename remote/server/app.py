@@ -24,11 +24,12 @@ from litestar.response import Stream
 
 from engine import Engine
 from engine.batcher import Batcher, BatcherClosed, BatcherConfig, QueueFull
+from infill.tickets import Supersede, Ticket
 from remote.server import compat_apis, schemas, service
 from remote.server.metrics import Metrics
-from remote.server.tickets import SUPERSEDE_HEADER, Supersede, Ticket
 
 T = TypeVar("T")
+SUPERSEDE_HEADER = "x-dcomplete-supersede"
 ROUTES = ("/v1/completions", "/v1/fim/completions", "/infill", "/v1/infill", "/v1/engine", "/v1/models",
           "/health", "/metrics")
 
@@ -69,17 +70,14 @@ class EngineServer:
 
     async def run(self, request: Request, work: Callable[[Ticket], T]) -> T:
         """`work(ticket)` in a request thread; the ticket stops on disconnect, supersede or deadline."""
-        ticket = Ticket()
-        key = request.headers.get(SUPERSEDE_HEADER)
-        if key:
-            self.supersede.claim(key, ticket)
+        ticket = Ticket(request.headers.get(SUPERSEDE_HEADER) or None)
+        self.supersede.claim(ticket)
         watcher = asyncio.ensure_future(_watch_disconnect(request, ticket))
         try:
             return await asyncio.get_running_loop().run_in_executor(self.pool, work, ticket)
         finally:
             watcher.cancel()
-            if key:
-                self.supersede.release(key, ticket)
+            self.supersede.release(ticket)
             if ticket.reason is not None:
                 self.metrics.left.labels(ticket.reason).inc()
 

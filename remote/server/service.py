@@ -22,9 +22,9 @@ from infill.languages import LanguageSpec, UnsupportedLanguage, get_language
 from infill.leads import TextLead
 from infill.span_end import TextEnd
 from infill.spots import Spot
+from infill.tickets import Ticket
 from infill.windows import plan_completion, plan_regenerate
 from remote.server import schemas
-from remote.server.tickets import Ticket
 
 
 class RequestError(Exception):
