@@ -28,13 +28,14 @@ class Hello:
 
 class FillWorker:
     def __init__(self, model: str, device: str | None, params: Any, options: FillOptions) -> None:
-        from engine import Engine, ModelLoadError
+        from engine import ModelLoadError
+        from remote.engines import open_engine
 
         self.params, self.options = params, options
         self.engine: Any = None
         self.error: str | None = None
         try:
-            self.engine = Engine.load(model, device=device)
+            self.engine = open_engine(model, device)
         except ModelLoadError as exc:
             self.error = str(exc)
 
