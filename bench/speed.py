@@ -134,7 +134,7 @@ def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast
 def load_engine(args: argparse.Namespace) -> Engine:
     if args.shape == "bundled":
         return Engine.load(args.model, device=args.device, dtype=args.dtype)
-    from engine.testing import make_tiny_checkpoint
+    from tests.support.checkpoints import make_tiny_checkpoint
 
     folder = make_tiny_checkpoint(tempfile.mkdtemp(prefix="dcomplete-shape-"), **OPEN_DCODER)
     return Engine.load(folder, device=args.device)

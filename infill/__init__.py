@@ -1,4 +1,5 @@
-"""Text side of dcomplete: edit windows, canvases, post-processing and the `dcomplete` CLI.
+"""Text side of dcomplete: edit windows, canvases, post-processing; the front doors (`lsp_server`, `cli`,
+`remote`) call it.
 
 Positions are `str` offsets into the document; `infill.positions` converts to and from LSP.
 """

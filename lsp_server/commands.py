@@ -181,7 +181,7 @@ class _Progress:
             return
         cancelled = self.server.work_done_progress.tokens.get(self.token)
         if cancelled is not None:
-            cancelled.add_done_callback(lambda future: ticket.cancel() if future.cancelled() else None)
+            cancelled.add_done_callback(lambda future: ticket.stop() if future.cancelled() else None)
 
     def counting(self, cancel: CancelCheck) -> CancelCheck:
         def polled() -> bool:

@@ -94,7 +94,7 @@ class InferenceBackend:
 
     def run(self, settings: Settings, work: Callable[[CancelCheck], T], cancel: CancelCheck) -> T | LoadFailure:
         """`work` with the engine loaded; an engine server that fails mid-request is a failure too."""
-        from infill.remote_engine import EngineUnavailable
+        from remote.client import EngineUnavailable
 
         failure = self.ensure_loaded(settings)
         if failure is not None:
@@ -127,14 +127,13 @@ class InferenceBackend:
         return self._engine
 
     def _params(self, settings: Settings, seed: int = 0, temperature: float = 0.0) -> Any:
-        """`steps` 0: commit by confidence threshold (fast); N: the family's own schedule over N steps."""
-        from engine import DenoiseParams
+        """`steps` 0: commit by confidence threshold (fast); N: the family's own schedule over N steps (with
+        the fixed-text cache of the fast preset)."""
+        from infill.user_settings import denoise_params
 
         if settings.steps:
-            return DenoiseParams(steps=settings.steps, rule="reference", temperature=temperature, seed=seed)
-        return DenoiseParams(
-            rule="threshold", threshold=settings.threshold, block=settings.block, temperature=temperature, seed=seed
-        )
+            return denoise_params(steps=settings.steps, rule="reference", temperature=temperature, seed=seed)
+        return denoise_params(threshold=settings.threshold, block=settings.block, temperature=temperature, seed=seed)
 
     def _fill(
         self,
@@ -151,21 +150,18 @@ class InferenceBackend:
         `maxTokens` caps each spot's masks; for one-spot jobs it also caps how far the engine may grow
         a span that ran out of room (multi-spot jobs keep infill's per-spot growth)."""
         import infill
+        from infill.user_settings import cap_tokens
 
         started = time.perf_counter()
+        capped, max_grow = cap_tokens([spots for _, spots, _ in jobs], settings.max_tokens)
         fill_jobs = [
-            infill.FillJob(text, tuple(_capped(s, settings.max_tokens) for s in spots), language, doc_id)
-            for text, spots, doc_id in jobs
+            infill.FillJob(text, spots, language, doc_id) for (text, _, doc_id), spots in zip(jobs, capped)
         ]
-        max_grow = None
-        if all(len(job.spots) == 1 for job in fill_jobs):
-            max_grow = max(0, settings.max_tokens - max(job.spots[0].n_masks for job in fill_jobs))
         options = infill.FillOptions(instruction=instruction, max_grow=max_grow)
         engine = self._require_engine()
         if not settings.engine_url:  # an engine server keeps its documents under its own budget
             engine.doc_cache.set_budget(settings.cache_mb << 20)
         self.runs += 1
-        faults.inject()
         results = infill.fill_many(
             engine,
             fill_jobs,
@@ -271,19 +267,10 @@ class InferenceBackend:
 
 
 def _open_engine(settings: Settings) -> Any:
-    if settings.engine_url:
-        from infill.remote_engine import RemoteEngine
+    from remote.engines import open_engine
 
-        return RemoteEngine(settings.engine_url, settings.engine_api_key or None)
-    from engine import Engine
-
-    return Engine.load(spec=settings.model, device=settings.engine_device)
-
-
-def _capped(spot: Any, max_tokens: int) -> Any:
-    if getattr(spot, "n_masks", 0) > max_tokens:
-        return dataclasses.replace(spot, n_masks=max_tokens)
-    return spot
+    engine = open_engine(settings.model, settings.engine_device, settings.engine_url, settings.engine_api_key)
+    return faults.wrap(engine)
 
 
 def _resized(spot: Any, factor: float) -> Any:

@@ -52,9 +52,11 @@ class Session:
         self.last_latency_ms: int | None = None
         self._tickets_by_request: dict[Any, Ticket] = {}
         self._cancelled_early: dict[Any, None] = {}  # insertion-ordered, trimmed to the newest 256
-        self._shown_failure: LoadFailure | None = None
         self._pending_problems: list[str] = []
-        self.failures = FailureReporter(lambda error: self._notify_status(error))
+        self.failures = FailureReporter(
+            lambda kind, message: self.server.window_show_message(types.ShowMessageParams(kind, message)),
+            lambda error: self._notify_status(error),
+        )
 
     # -- lifecycle and settings -------------------------------------------------------------------
 
@@ -95,40 +97,9 @@ class Session:
         settings = self.settings
         failure = await self.scheduler.run_exclusive(lambda: self.backend.ensure_loaded(settings))
         if failure is None:
-            self._shown_failure = None  # a later failure, even of the same spec, is news again
-            self._notify_status()
+            self.failures.loaded()
         else:
-            self._report_failure(failure)
-
-    def _report_failure(self, failure: LoadFailure) -> None:
-        """Once per failure; an engine server that stays down is one failure, whatever each try says."""
-        shown = self._shown_failure
-        same_server = failure.remote and shown is not None and shown.remote and shown.spec == failure.spec
-        if failure == shown or same_server:
-            return
-        self._shown_failure = failure
-        if failure.remote:
-            message = (
-                f"dcomplete: {failure.message}; completions stay empty until it answers again "
-                "(it is tried again at the next request)"
-            )
-        else:
-            message = (
-                f"dcomplete could not load the model `{failure.spec}` ({failure.message}); "
-                "completions stay empty until the `dcomplete.model` setting changes"
-            )
-        self.server.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
-        self._notify_status()
-
-    def _report_recovery(self) -> None:
-        """The engine server answers again after a failure was shown: say so once."""
-        shown = self._shown_failure
-        if shown is None or not shown.remote or not self.backend.loaded:
-            return
-        self._shown_failure = None
-        message = f"dcomplete: the engine at {shown.spec} answers again"
-        self.server.window_show_message(types.ShowMessageParams(types.MessageType.Info, message))
-        self._notify_status()
+            self.failures.unavailable(failure)
 
     def shutdown(self) -> None:
         self.scheduler.shutdown()
@@ -178,7 +149,7 @@ class Session:
         """`$/cancelRequest`: stop the job the request started (if any) at its next denoising step."""
         ticket = self._tickets_by_request.get(msg_id)
         if ticket is not None:
-            ticket.cancel()
+            ticket.stop()
         else:  # its job has not started yet (or the request has already been answered)
             self._cancelled_early[msg_id] = None
             if len(self._cancelled_early) > 256:
@@ -200,7 +171,7 @@ class Session:
         self._tickets_by_request[msg_id] = ticket
         if msg_id in self._cancelled_early:
             del self._cancelled_early[msg_id]
-            ticket.cancel()
+            ticket.stop()
         settings = self.settings
 
         def with_model(cancel: CancelCheck) -> T | LoadFailure:
@@ -216,9 +187,9 @@ class Session:
             self._tickets_by_request.pop(msg_id, None)
         self.failures.succeeded()
         if isinstance(result, LoadFailure):
-            self._report_failure(result)
+            self.failures.unavailable(result)
             return None
-        self._report_recovery()
+        self.failures.reachable_again(self.backend.loaded)
         return result
 
     # -- completion -------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.testing import make_tiny_checkpoint
+from tests.support.checkpoints import make_tiny_checkpoint
 
 
 @pytest.fixture(scope="session")
@@ -21,6 +21,6 @@ def tiny_llada(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_anchored(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from engine.testing import make_tiny_anchored
+    from tests.support.checkpoints import make_tiny_anchored
 
     return make_tiny_anchored(tmp_path_factory.mktemp("tiny_anchored"))

@@ -21,7 +21,7 @@ import pytest
 from infill.holes import find_holes
 
 DCOMPLETE = Path(sys.executable).with_name("dcomplete")
-COMMAND = [str(DCOMPLETE)] if DCOMPLETE.exists() else [sys.executable, "-m", "infill.cli"]
+COMMAND = [str(DCOMPLETE)] if DCOMPLETE.exists() else [sys.executable, "-m", "cli"]
 ROOT = Path(__file__).resolve().parents[1]
 
 SOURCE = 'import os\n\n\ndef greet(name):\n    """Say hello 👋 to 世界."""\n    return f"hi {name}"\n\n\nprint(greet("x"))\n'

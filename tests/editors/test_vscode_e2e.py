@@ -29,7 +29,7 @@ import pytest
 from code_server import CHROMIUM, CodeServer
 from vscode_build import package_vsix
 
-from engine.testing import make_one_token_checkpoint
+from tests.support.checkpoints import make_one_token_checkpoint
 
 # The one-token model's `xxxx` after `handle.` is an attribute, so the edit parses and the server (which
 # drops edits that add parse errors) always has a suggestion; the bundled model writes `readlines()`.

@@ -10,7 +10,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from engine import DenoiseParams, Engine, InfillRequest, ModelLoadError
 from engine.gguf_base import GGUFError, base_folder, dequantize, locate, read_state
-from engine.testing import tiny_tokenizer, write_tiny_gguf
+from tests.support.checkpoints import tiny_tokenizer, write_tiny_gguf
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ def model_settings(mode: str, model: Path) -> Iterator[dict[str, Any]]:
     if mode == "in-process":
         yield {"model": str(model)}
         return
-    from infill.engine_server.testing import EngineProcess
+    from tests.support.engine_process import EngineProcess
 
     with EngineProcess(["--model", str(model)]) as engine:
         yield {"engineUrl": engine.url}

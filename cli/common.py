@@ -65,20 +65,15 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the edits as JSON instead of a patch")
 
 
+SAMPLER_FLAGS = ("steps", "alg", "threshold", "block", "temperature", "top_p", "seed", "eos_penalty")
+
+
 def denoise_params(args: argparse.Namespace) -> Any:
-    from engine import DenoiseParams
+    """--sampler is the preset, the other sampler flags that were given change it."""
+    from infill.user_settings import denoise_params
 
     try:
-        if args.sampler == "reference":
-            params = DenoiseParams.reference(args.steps)
-        else:
-            params = DenoiseParams.fast() if args.threshold is None else DenoiseParams.fast(args.threshold)
-            if args.steps is not None:
-                params = params.with_(steps=args.steps)
-        changes = {
-            k: getattr(args, k) for k in ("alg", "temperature", "top_p", "seed", "threshold", "eos_penalty", "block")
-        }
-        return params.with_(**{k: v for k, v in changes.items() if v is not None})
+        return denoise_params(args.sampler, **{name: getattr(args, name) for name in SAMPLER_FLAGS})
     except ValueError as exc:
         raise BadInput(f"sampler options: {exc}") from None
 
@@ -90,31 +85,27 @@ def fill_options(args: argparse.Namespace, **extra: Any) -> FillOptions:
 
 
 def load_engine(args: argparse.Namespace) -> Any:
-    """The engine `--model` names, loaded here, or the server `--engine-url` names."""
-    if getattr(args, "engine_url", None):  # `dcomplete engine` loads with these options too, without it
-        from infill.remote_engine import EngineUnavailable, RemoteEngine
+    """The engine `--model` names, loaded here, or the server `--engine-url` names (`remote.engines`)."""
+    from engine import ModelLoadError
+    from remote.client import EngineUnavailable
+    from remote.engines import open_engine
 
-        try:
-            engine = RemoteEngine(args.engine_url, getattr(args, "api_key", None))
-        except EngineUnavailable as exc:
-            raise BadInput(f"--engine-url: {exc}") from None
-        say(args, f"using engine {engine.name} ({engine.family}) at {engine.url}")
-        return engine
-    from engine import Engine, ModelLoadError
-
+    url = getattr(args, "engine_url", None)  # `dcomplete engine` loads with these options too, without it
     try:
-        engine = Engine.load(args.model, device=args.device)
-        say(
-            args,
-            f"loaded model {engine.name} ({engine.family}, {engine.device}, context {engine.max_length})",
-        )
-        return engine
+        engine = open_engine(args.model, args.device, url, getattr(args, "api_key", None))
+    except EngineUnavailable as exc:
+        raise BadInput(f"--engine-url: {exc}") from None
     except ModelLoadError as exc:
         raise BadInput(str(exc)) from None
     except (OSError, RuntimeError) as exc:
-        if args.device is not None and "device" in str(exc).lower():
+        if not url and args.device is not None and "device" in str(exc).lower():
             raise BadInput(f"--device {args.device}: {exc}") from None
         raise
+    if url:
+        say(args, f"using engine {engine.name} ({engine.family}) at {engine.url}")
+    else:
+        say(args, f"loaded model {engine.name} ({engine.family}, {engine.device}, context {engine.max_length})")
+    return engine
 
 
 def result_json(path: str, text: str, result: FillResult) -> dict[str, Any]:

@@ -9,8 +9,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from infill.batch_fill import Backend, FailedFile, LocalFill, Outcome, batches_of
-from infill.cli_common import (
+from cli.common import (
     add_engine_options,
     add_output_options,
     denoise_params,
@@ -20,6 +19,7 @@ from infill.cli_common import (
     result_json,
     say,
 )
+from infill.batch_fill import Backend, FailedFile, LocalFill, Outcome, batches_of
 from infill.files import BadInput, atomic_write, read_source, sweep_stale_temps, unified_diff
 from infill.fill import FillJob, FillOptions, FillResult
 from infill.holes import find_holes
@@ -252,7 +252,7 @@ def _backend(args: argparse.Namespace, params: object, options: FillOptions) -> 
     when asked for."""
     if args.ray is None:
         return LocalFill(load_engine(args), params, options, lambda message: say(args, message))
-    from infill.ray_refactor import RayFill, ray_options
+    from remote.ray_refactor import RayFill, ray_options
 
     return RayFill.start(ray_options(args), params, options, lambda message: say(args, message))
 

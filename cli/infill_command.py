@@ -6,7 +6,7 @@ import argparse
 import re
 import sys
 
-from infill.cli_common import (
+from cli.common import (
     add_engine_options,
     add_output_options,
     denoise_params,
@@ -18,10 +18,9 @@ from infill.cli_common import (
 )
 from infill.files import BadInput, atomic_write, read_source, sweep_stale_temps, unified_diff
 from infill.fill import fill
-from infill.languages import UnsupportedLanguage, language_for_path
-from infill.spots import Spot, apply_edits
-from infill.languages import LanguageSpec
+from infill.languages import LanguageSpec, UnsupportedLanguage, language_for_path
 from infill.positions import LineIndex
+from infill.spots import Spot, apply_edits
 from infill.windows import plan_completion, plan_regenerate
 
 _TARGET = re.compile(r"^(?P<path>.+):(?P<start>\d+)(?:-(?P<end>\d+))?$")

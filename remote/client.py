@@ -32,7 +32,7 @@ import msgspec
 from engine import DenoiseParams, InfillRequest, InfillResult, Span, SpecialTokens, Stats
 from engine.api import ModelTraits, WithTraits
 from engine.canvas_batch import find_spans
-from infill.engine_server import schemas
+from remote.server import schemas
 
 POLL_SECONDS = 0.05
 T = TypeVar("T")
