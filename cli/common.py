@@ -6,12 +6,14 @@ import argparse
 import json
 import os
 import sys
+import time
 from typing import Any
 
 from infill.files import BadInput
 from infill.fill import FillOptions, FillResult
 from infill.positions import LineIndex
 
+_IMPORTED = time.perf_counter()
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("model and sampler")
@@ -53,6 +55,18 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         "--allow-errors", action="store_true", help="keep a result even when the filled file does not parse"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="report each stage on stderr")
+
+
+def seconds_alive() -> float:
+    """Seconds since this process started (Linux: from /proc; elsewhere since this module was imported)."""
+    try:
+        with open("/proc/self/stat") as f:
+            started_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return uptime - started_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return time.perf_counter() - _IMPORTED
 
 
 def say(args: argparse.Namespace, message: str) -> None:

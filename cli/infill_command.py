@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import time
 
 from cli.common import (
     add_engine_options,
@@ -15,6 +16,7 @@ from cli.common import (
     load_engine,
     result_json,
     say,
+    seconds_alive,
 )
 from infill.files import BadInput, atomic_write, read_source, sweep_stale_temps, unified_diff
 from infill.fill import fill
@@ -103,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
     options = fill_options(args, max_grow=0 if args.length is not None else None)
     params = denoise_params(args)
 
+    loading = time.perf_counter()
     engine = load_engine(args)
+    loaded = time.perf_counter()
     if end is None:
         spot = planned
     else:
@@ -114,6 +118,11 @@ def run(args: argparse.Namespace) -> int:
         spot = Spot(spot.start, spot.end, args.length, spot.kind, spot.warning)
     say(args, f"denoising 1 spot of {spot.n_masks} masks")
     result = fill(engine, text, [spot], params, spec, doc_id=path, options=options)
+    stats = result.stats
+    say(args, f"times: start-up and imports {seconds_alive() - (time.perf_counter() - loading):.2f} s, "
+              f"model load {loaded - loading:.2f} s, "
+              f"prefill {stats.prefill_seconds:.2f} s, decode {stats.seconds - stats.prefill_seconds:.2f} s "
+              f"({stats.new_tokens} tokens in {stats.forward_passes} forwards)")
     for note in result.notes:
         print(f"dcomplete: {path}: {note}", file=sys.stderr)
     new_text = apply_edits(text, result.edits)

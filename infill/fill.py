@@ -245,6 +245,16 @@ def fill_many(
     return [next(finished) if job.spots else FillResult([], [], Stats(), attempts=0) for job in jobs]
 
 
+def warm(engine: EngineLike, job: FillJob, params: DenoiseParams | None = None,
+         options: FillOptions = FillOptions()) -> bool:
+    """Have the engine compute the fixed text of the canvas `fill` would build for `job` (and keep it for
+    `job.doc_id`) without filling anything, so the next fill of that document runs only what changed;
+    whether the engine kept anything."""
+    if not job.spots or job.doc_id is None:
+        return False
+    return engine.warm([_Document(job, engine, options).first_request()], params)
+
+
 def fill(
     engine: EngineLike,
     text: str,

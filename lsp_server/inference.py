@@ -67,6 +67,7 @@ class InferenceBackend:
         self.runs = 0
         """Denoising runs so far (a request that needs no model, such as one mid-word, runs none)."""
 
+
     @property
     def loaded(self) -> bool:
         return self._engine is not None
@@ -150,14 +151,9 @@ class InferenceBackend:
         `maxTokens` caps each spot's masks; for one-spot jobs it also caps how far the engine may grow
         a span that ran out of room (multi-spot jobs keep infill's per-spot growth)."""
         import infill
-        from infill.user_settings import cap_tokens
 
         started = time.perf_counter()
-        capped, max_grow = cap_tokens([spots for _, spots, _ in jobs], settings.max_tokens)
-        fill_jobs = [
-            infill.FillJob(text, spots, language, doc_id) for (text, _, doc_id), spots in zip(jobs, capped)
-        ]
-        options = infill.FillOptions(instruction=instruction, max_grow=max_grow)
+        fill_jobs, options = _fill_jobs(jobs, settings, language, instruction)
         engine = self._require_engine()
         if not settings.engine_url:  # an engine server keeps its documents under its own budget
             engine.doc_cache.set_budget(settings.cache_mb << 20)
@@ -232,6 +228,21 @@ class InferenceBackend:
                 found.extend(r for r in outcome.replacements if r not in found)
         return Outcome(found[:alternatives], False, time.perf_counter() - started)
 
+    def warm(self, text: str, offset: int, settings: Settings, language: str, doc_id: str) -> bool:
+        """Prefill the canvas of a completion at `offset` for the document, so that its first suggestion
+        pays only for what changes and the gap (called while the user reads a file they just opened)."""
+        import infill
+
+        engine = self._require_engine()
+        try:
+            spot = infill.plan_completion(text, offset, language=language)
+        except infill.languages.UnsupportedLanguage:
+            return False
+        if spot is None:
+            return False
+        (job,), options = _fill_jobs([(text, [spot], doc_id)], settings, language)
+        return infill.warm(engine, job, self._params(settings), options)
+
     def regenerate(
         self,
         text: str,
@@ -275,3 +286,15 @@ def _open_engine(settings: Settings) -> Any:
 
 def _resized(spot: Any, factor: float) -> Any:
     return dataclasses.replace(spot, n_masks=max(1, int(spot.n_masks * factor)))
+
+
+def _fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings, language: str,
+               instruction: str | None = None) -> tuple[list[Any], Any]:
+    """The `infill.FillJob`s and `FillOptions` of (text, spots, doc_id) jobs under the settings' token cap:
+    what a fill sends, and what a warm-up must build to prefill the same canvas."""
+    import infill
+    from infill.user_settings import cap_tokens
+
+    capped, max_grow = cap_tokens([spots for _, spots, _ in jobs], settings.max_tokens)
+    fill_jobs = [infill.FillJob(text, spots, language, doc_id) for (text, _, doc_id), spots in zip(jobs, capped)]
+    return fill_jobs, infill.FillOptions(instruction=instruction, max_grow=max_grow)

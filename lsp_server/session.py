@@ -53,6 +53,7 @@ class Session:
         self._tickets_by_request: dict[Any, Ticket] = {}
         self._cancelled_early: dict[Any, None] = {}  # insertion-ordered, trimmed to the newest 256
         self._pending_problems: list[str] = []
+        self._warmed: dict[str, int] = {}  # uri -> the version prefilled after it was opened
         self.failures = FailureReporter(
             lambda kind, message: self.server.window_show_message(types.ShowMessageParams(kind, message)),
             lambda error: self._notify_status(error),
@@ -109,6 +110,27 @@ class Session:
     def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
         self.documents.open(item.uri, item.language_id, item.version, item.text)
+        if item.language_id in self.settings.languages:
+            asyncio.ensure_future(self._warm(item.uri))
+
+    async def _warm(self, uri: str) -> None:
+        """Prefill the document's canvas for a completion at its end while the user reads it: a cursor
+        anywhere then reuses the text above it (all of it, for a file that fits the model's context). Its
+        own job key, so a completion request queues behind it instead of throwing the prefill away."""
+        document = self.documents.get(uri)
+        text, settings, language, version = document.text, self.settings, document.language_id, document.version
+
+        def work(cancel: CancelCheck) -> bool:
+            return not cancel() and self.backend.warm(text, len(text), settings, language, uri)
+
+        ticket = self.scheduler.ticket(f"warm:{uri}")
+        try:
+            warmed = await self.scheduler.run(ticket, lambda cancel: self.backend.run(settings, work, cancel))
+        except Exception:  # a warm-up is an optimisation: a failure shows in the request that follows
+            logger.exception("warming %s failed", uri)
+            return
+        if warmed is True and uri in self.documents:
+            self._warmed[uri] = version
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         changes = [
@@ -126,6 +148,7 @@ class Session:
     def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         self.documents.close(uri)
+        self._warmed.pop(uri, None)
         asyncio.ensure_future(self.scheduler.run_exclusive(lambda: self.backend.forget(uri)))
 
     def document(self, uri: str) -> Document:
@@ -136,12 +159,14 @@ class Session:
 
     def document_state(self, params: Any) -> dict[str, Any]:
         """`dcomplete/documentState` {uri}: the server's copy of a document as {uri, version, sha256,
-        length} (length in code points), so a client can check that both copies agree."""
+        length, warmed} (length in code points; `warmed`: the version prefilled after it was opened, or
+        null), so a client can check that both copies agree."""
         uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
         if not isinstance(uri, str):
             raise JsonRpcInvalidParams("dcomplete/documentState: params need a string `uri`")
         document = self.document(uri)
-        return {"uri": uri, "version": document.version, "sha256": document.digest(), "length": len(document.text)}
+        return {"uri": uri, "version": document.version, "sha256": document.digest(), "length": len(document.text),
+                "warmed": self._warmed.get(uri)}
 
     # -- jobs -------------------------------------------------------------------------------------
 

@@ -83,6 +83,11 @@ class RemoteEngine(WithTraits):
         spans = [Span(start, end, list(canvas[start:end])) for start, end in runs]
         return InfillResult(list(canvas), spans, Stats(), cancelled=True)
 
+    def warm(self, requests: Sequence[InfillRequest], params: DenoiseParams | None = None) -> bool:
+        """Nothing: the engine server keeps each document's cache from its fills (a warm-up over the wire
+        would cost a round trip on every open)."""
+        return False
+
     def forget(self, doc_id: str) -> None:
         """The server keeps per-document caches under its own budget; nothing to send."""
 

@@ -205,3 +205,18 @@ async def test_settings_are_pulled_when_the_pushed_change_is_empty(server: Sessi
     await wait_until(lambda: len(server.client.messages) > shown_before)
     message = server.client.messages[-1]
     assert message.type == types.MessageType.Warning and "`debounceMs`" in message.message
+
+
+async def test_an_opened_document_is_prefilled_while_the_user_reads_it(
+    server: Session, request: pytest.FixtureRequest
+) -> None:
+    """In-process, the version opened is prefilled (before the edit the fixture made); behind an engine
+    server nothing is (the server keeps documents' caches from its own fills)."""
+    in_process = request.node.callspec.params["server"] == "in-process"
+    deadline = time.monotonic() + (60 if in_process else 3)
+    while True:
+        answer = await server.client.protocol.send_request_async("dcomplete/documentState", {"uri": URI})
+        if answer.warmed is not None or time.monotonic() > deadline:  # pygls gives an object, not a dict
+            break
+        await asyncio.sleep(0.1)
+    assert answer.warmed == (1 if in_process else None) and answer.version == 2
