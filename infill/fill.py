@@ -20,6 +20,7 @@ from infill.postprocess import (
     balance_brackets,
     decode,
     drop_reason,
+    settle_closer,
     shape_text,
     span_ids,
     token_offsets,
@@ -159,6 +160,7 @@ class _Document:
             spot = slot.spot
             new_text = trim_suffix_echo(shaped.text, text[spot.end :])
             new_text = balance_brackets(text, spot.start, spot.end, new_text, self.spec)
+            new_text = settle_closer(text, spot.start, spot.end, new_text, self.spec)
             reason = drop_reason(new_text, text, spot.end, spot.start if spot.start == spot.end else None)
             raws.append((kept, shaped))
             if reason is not None or new_text == text[spot.start : spot.end]:
@@ -196,6 +198,8 @@ class _Document:
         best = min(self.attempts, key=lambda a: a.check.added)
         edits = list(best.edits)
         self.notes.extend(best.dropped)
+        if not self.spec.has_grammar and any(edits):
+            self.notes.append(f"no parse check ran ({self.spec.id}: no grammar for this language)")
         if best.check.added > 0 and not self.options.keep_invalid:
             blamed = [i for i, w in enumerate(best.check.where) if w is not None] or list(range(len(edits)))
             for index in blamed:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
+from infill.languages import LanguageSpec, UnsupportedLanguage, get_language, language_or_plain
+
 from .positions import Encoding, byte_point, end_point_after, offset_at
 
 _PARSERS: dict[str, tree_sitter.Parser | None] = {}
@@ -37,8 +39,6 @@ def parser_for(language_id: str) -> tree_sitter.Parser | None:
     """A cached parser for the LSP languageId from infill's language table; None for a language it
     lacks (such documents are still synced, just without a tree)."""
     if language_id not in _PARSERS:
-        from infill.languages import UnsupportedLanguage, get_language
-
         try:
             _PARSERS[language_id] = get_language(language_id).parser()
         except UnsupportedLanguage:
@@ -62,6 +62,12 @@ class Document:
     version: int
     text: str
     tree: tree_sitter.Tree | None = field(default=None, repr=False)
+
+    @property
+    def language(self) -> LanguageSpec:
+        """The row of infill's language table for this document's languageId; plain text (line
+        completions, no parse check) for an id without one."""
+        return language_or_plain(self.language_id)
 
     def parse_fresh(self) -> tree_sitter.Tree | None:
         parser = parser_for(self.language_id)
