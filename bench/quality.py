@@ -47,11 +47,13 @@ from bench.datasets import (
 from bench.humaneval_exec import check_program, isolation_wrapper, run_programs
 from bench.knob_plot import PLOT_THRESHOLDS, write_knob_plot
 from bench.santacoder import by_language, format_language_table, santacoder_exact_match
+from bench.saved_fills import SavedFills
 from bench.tally import Cost, Filled, RowTally
 
 DEFAULT_ROW = "dcomplete/fast/own"
 SAMPLERS = ("fast", "reference", "ar")
 DEFAULT_MULTI_SUBSET = 1000
+PROGRESS_EVERY = 25
 
 
 Completer = Callable[[InfillTask, RowTally], Filled]
@@ -169,14 +171,25 @@ def _pass_rate(tasks: Sequence[InfillTask], filled: Sequence[Filled], workers: i
 
 
 def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int | None,
-                 benchmarks: Sequence[str] = BENCHMARKS) -> dict:
-    """Fill every task of the chosen benchmarks with `complete` and score them."""
+                 benchmarks: Sequence[str] = BENCHMARKS, saved: SavedFills | None = None,
+                 saved_only: bool = False) -> dict:
+    """Fill every task of the chosen benchmarks with `complete` (or take its fill from `saved`) and score
+    them; `saved_only` scores only the tasks `saved` holds for this row."""
     tally = RowTally()
+    saved = saved or SavedFills(None)
+    chosen = {b: [t for t in getattr(suite, b) if not saved_only or saved.get(name, b, t.task_id)]
+              for b in BENCHMARKS}
+    suite = Suite(chosen["single"], chosen["multi"], chosen["santacoder"])
     for bench_name in benchmarks:
         tasks = getattr(suite, bench_name)
         started = time.monotonic()
         tally.current = bench_name
-        tally.filled[bench_name] = [complete(task, tally) for task in tasks]
+        filled = tally.filled[bench_name] = []
+        for index, task in enumerate(tasks, 1):
+            done = saved.get(name, bench_name, task.task_id)
+            filled.append(done or saved.put(name, bench_name, task.task_id, complete(task, tally)))
+            if index % PROGRESS_EVERY == 0:
+                _progress(f"[{name}] {bench_name}: {index}/{len(tasks)} in {time.monotonic() - started:.1f}s")
         _progress(f"[{name}] {bench_name}: {len(tasks)} filled in {time.monotonic() - started:.1f}s")
     row: dict = {"n": {b: len(getattr(suite, b)) for b in benchmarks}}
     if "single" in benchmarks:
@@ -296,6 +309,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--canonical", action="store_true",
                         help="add a row of the canonical middles; it must score 100 (checks the harness)")
     parser.add_argument("--workers", type=int, default=None, help="parallel sandboxed test runs")
+    parser.add_argument("--save", default=None, metavar="JSONL",
+                        help="append each fill to this file and skip the tasks it already holds (resume a "
+                             "stopped run by repeating the command; bench.saved_fills)")
+    parser.add_argument("--saved-only", action="store_true",
+                        help="with --save: score only the tasks already saved (no model runs for the others)")
     args = parser.parse_args(argv)
     unknown = set(args.benchmarks.split(",")) - set(BENCHMARKS)
     if unknown:
@@ -321,6 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bench.quality: {error}", file=sys.stderr)
         return 2
     _progress(f"tasks: {suite.sizes}; sandbox: {isolation_wrapper()[0]}")
+    saved = SavedFills(args.save)
     rows = {f"baseline/{name}": evaluate_row(f"baseline/{name}", baseline_completer(name), suite,
                                              args.workers) for name in BASELINES}
     if args.canonical:
@@ -339,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for length in ("own", "oracle") if args.length == "both" else (args.length,):
                 name = f"dcomplete/{sampler}/{length}" + ("/no-heal" if args.no_heal else "")
                 rows[name] = evaluate_row(name, model_completer(engine, params, length, not args.no_heal),
-                                          suite, args.workers)
+                                          suite, args.workers, saved=saved, saved_only=args.saved_only)
     print(format_table(rows, suite.sizes))
     if suite.santacoder:
         print(format_language_table(rows))

@@ -23,7 +23,7 @@ _JS_STATEMENTS = _f({
     "import_statement", "labeled_statement", "return_statement", "statement_block", "switch_statement",
     "throw_statement", "try_statement", "while_statement", "with_statement", "class_declaration",
     "function_declaration", "generator_function_declaration", "lexical_declaration", "variable_declaration",
-    "method_definition", "field_definition",
+    "method_definition",
 })
 _TS_STATEMENTS = _JS_STATEMENTS | _f({
     "abstract_class_declaration", "ambient_declaration", "enum_declaration", "interface_declaration",

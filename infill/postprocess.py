@@ -27,7 +27,7 @@ from typing import Any
 from infill.canvas import Slot, Specials
 from infill.languages import LanguageSpec
 from infill.positions import ByteMap
-from infill.syntax import CLOSERS, OPENERS, bracket_tokens, error_nodes, open_brackets
+from infill.syntax import CLOSERS, OPENERS, bracket_tokens, open_brackets
 
 _INDENT = re.compile(r"[ \t]*")
 _BRACKET_CLOSE = re.compile(r"[ \t]*[)\]}]+[;,]?")
@@ -184,15 +184,30 @@ def _closing_part(line: str, spec: LanguageSpec) -> str:
 
 
 def settle_closer(text: str, start: int, end: int, new_text: str, spec: LanguageSpec) -> str:
-    """Drop a final line that is only a block-closing keyword (`end`, `fi`) when the filled document parses
-    with fewer errors without it (the text after the spot already closes the block)."""
+    """Drop a final line that is only a block closer of the row (`end`, `fi`, bash's `}`) when the text after
+    the spot already closes the block the spot is in. Grammars such as Ruby's and Bash's parse a stray `end`
+    or `}` as a name, so the parse check alone would not notice a second one."""
     lines = new_text.rstrip().split("\n")
     if len(lines) < 2 or lines[-1].strip() not in spec.block_closers or not spec.has_grammar:
         return new_text
-    without = "\n".join(lines[:-1]).rstrip()
-    with_errors = len(error_nodes(spec.parse(text[:start] + new_text + text[end:])))
-    without_errors = len(error_nodes(spec.parse(text[:start] + without + text[end:])))
-    return without if without_errors < with_errors else new_text
+    if _closed_after(text, start, end, spec):
+        return "\n".join(lines[:-1]).rstrip()
+    return new_text
+
+
+def _closed_after(text: str, start: int, end: int, spec: LanguageSpec) -> bool:
+    """Whether the innermost node around [start, end) that ends with one of the row's block closers ends
+    with a real one (the parser wrote a MISSING closer, or none at all, for a block left open)."""
+    bytemap = ByteMap(text)
+    low, high = bytemap.to_byte(start), bytemap.to_byte(end)
+    node = spec.parse(text).root_node.descendant_for_byte_range(low, high)
+    while node is not None:
+        if node.start_byte < low and node.end_byte >= high and node.child_count:
+            last = node.children[-1]
+            if last.type in spec.block_closers:
+                return not last.is_missing and last.start_byte >= high
+        node = node.parent
+    return False
 
 
 def trim_suffix_echo(new_text: str, suffix: str) -> str:
@@ -253,6 +268,15 @@ def balance_brackets(text: str, start: int, end: int, new_text: str, spec: Langu
         else:
             return new_text[: bytemap.to_offset(byte) - start].rstrip()
     return new_text
+
+
+def finish(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> tuple[Shaped, str]:
+    """Filters 2-4 in order: the decoded span `raw` -> (its shape, the text for the spot)."""
+    shaped = shape_text(raw, slot, text, spec)
+    spot = slot.spot
+    new_text = trim_suffix_echo(shaped.text, text[spot.end :])
+    new_text = balance_brackets(text, spot.start, spot.end, new_text, spec)
+    return shaped, settle_closer(text, spot.start, spot.end, new_text, spec)
 
 
 def indent_unit(text: str) -> str | None:

@@ -71,7 +71,7 @@ def plan_completion(text: str, offset: int, language: str | LanguageSpec = "pyth
         here = here.parent
 
     scope = scope_start(tree, cursor)
-    brackets = open_brackets(tree, cursor, scope)
+    brackets = [b for b in open_brackets(tree, cursor, scope) if not _opens_body(tree, b.start_byte, spec)]
     last = last_leaf_before(tree, cursor, scope)
     header_line = _line_up_to(text, bytemap.to_offset(last.end_byte)) if last is not None else ""
     header = not rest and not spec.line_only and spec.opens_block(header_line)
@@ -88,6 +88,13 @@ def plan_completion(text: str, offset: int, language: str | LanguageSpec = "pyth
     if last is not None and not rest and _statement_complete(last, spec):
         return None
     return _spot(offset, LINE_TOKENS, "line")
+
+
+def _opens_body(tree: Any, byte: int, spec: LanguageSpec) -> bool:
+    """Whether the bracket at `byte` opens a body of statements (a `{` whose node is one of the row's
+    containers): inside it the cursor is among statements, not inside an expression."""
+    bracket = tree.root_node.descendant_for_byte_range(byte, byte + 1)
+    return bracket is not None and bracket.parent is not None and bracket.parent.type in spec.containers
 
 
 def _line_up_to(text: str, offset: int) -> str:
@@ -107,7 +114,8 @@ def _body_size(header_line: str, spec: LanguageSpec) -> int:
 
 def _statement_complete(last: Any, spec: LanguageSpec) -> bool:
     """A statement ends at `last` and nothing is pending: no error around it, no trailing operator."""
-    if not last.is_named and last.type not in ")]};" and not last.type.startswith(('"', "'", "`")):
+    closes = bool(last.type) and set(last.type) <= set(")]};")  # `)`, `;`, bash's `))`
+    if not last.is_named and not closes and not last.type.startswith(('"', "'", "`")):
         return False
     node = last
     while node is not None and node.type not in spec.statements:
