@@ -144,7 +144,7 @@ ROWS: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         id="cpp", grammar_module="tree_sitter_cpp", extensions=(".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"),
-        comment_prefix="//", language_ids=("c++",), function_keywords=_f({"class", "struct", "namespace"}),
+        comment_prefix="//", function_keywords=_f({"class", "struct", "namespace"}),
         statements=_C_STATEMENTS | _f({
             "throw_statement", "try_statement", "co_return_statement", "co_yield_statement",
             "for_range_loop", "alias_declaration", "using_declaration", "namespace_definition",
@@ -155,7 +155,7 @@ ROWS: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         id="csharp", grammar_module="tree_sitter_c_sharp", extensions=(".cs",), comment_prefix="//",
-        language_ids=("cs", "c_sharp"), function_keywords=_f({"class", "struct", "interface", "record"}),
+        language_ids=("cs",), function_keywords=_f({"class", "struct", "interface", "record"}),
         statements=_f({
             "block", "break_statement", "checked_statement", "continue_statement", "do_statement",
             "empty_statement", "expression_statement", "fixed_statement", "for_statement",
@@ -215,7 +215,7 @@ ROWS: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         id="bash", grammar_module="tree_sitter_bash", extensions=(".sh", ".bash"), comment_prefix="#",
-        language_ids=("sh", "shellscript", "zsh"), block_header_end=_f({"{", "then", "do", "else", "in"}),
+        language_ids=("sh", "shellscript"), block_header_end=_f({"{", "then", "do", "else", "in"}),
         block_closers=_f({"fi", "done", "esac", "}"}), function_keywords=_f({"function", "(", ")"}),
         statements=_f({
             "command", "variable_assignment", "declaration_command", "if_statement", "for_statement",

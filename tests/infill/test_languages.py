@@ -12,7 +12,16 @@ import pytest
 
 from engine import DenoiseParams, Engine
 from engine.testing import make_one_token_checkpoint
-from infill import LANGUAGES, FillOptions, Spot, apply_edits, fill, find_holes, language_for_path, plan_completion
+from infill import (
+    LANGUAGES,
+    FillOptions,
+    Spot,
+    apply_edits,
+    fill,
+    find_holes,
+    language_for_path,
+    plan_completion,
+)
 from infill.canvas import Slot
 from infill.languages import PLAIN_TEXT, get_language, language_for_file, language_or_plain
 from infill.postprocess import finish
