@@ -210,13 +210,13 @@ def _closed_after(text: str, start: int, end: int, spec: LanguageSpec) -> bool:
     return False
 
 
-def trim_suffix_echo(new_text: str, suffix: str) -> str:
+def trim_suffix_echo(new_text: str, suffix: str, spec: LanguageSpec | None = None) -> str:
     """Cut the result where it starts repeating the lines right after the spot: a model that does not
     end a gap by itself writes on into the text that follows it (the first non-blank line after the spot,
     or the first two when that line is short enough to be common, e.g. `return x`, unless the result
     ends after the first)."""
     result_lines = new_text.split("\n")
-    target = echo_target(suffix)
+    target = echo_target(suffix, spec)
     if not target:
         return new_text
     need = len(target)
@@ -228,9 +228,14 @@ def trim_suffix_echo(new_text: str, suffix: str) -> str:
     return new_text
 
 
-def echo_target(suffix: str) -> list[str]:
-    """The stripped lines whose repetition counts as writing into the text after a spot (trim_suffix_echo)."""
+def echo_target(suffix: str, spec: LanguageSpec | None = None) -> list[str]:
+    """The stripped lines whose repetition counts as writing into the text after a spot (trim_suffix_echo).
+    Lines that only close blocks (`}`, `});`, `end`) are passed over: a block the result opens closes with
+    the same line, and `balance_brackets` / `settle_closer` deal with closers."""
+    closers = spec.block_closers if spec is not None else frozenset()
     following = [line.strip() for line in suffix.split("\n") if line.strip()]
+    while following and (_BRACKET_CLOSE.fullmatch(following[0]) or following[0] in closers):
+        following.pop(0)
     if not following:
         return []
     return following[: 1 if len(following[0]) >= 24 or len(following) == 1 else 2]
@@ -274,7 +279,7 @@ def finish(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> tuple[Shaped,
     """Filters 2-4 in order: the decoded span `raw` -> (its shape, the text for the spot)."""
     shaped = shape_text(raw, slot, text, spec)
     spot = slot.spot
-    new_text = trim_suffix_echo(shaped.text, text[spot.end :])
+    new_text = trim_suffix_echo(shaped.text, text[spot.end :], spec)
     new_text = balance_brackets(text, spot.start, spot.end, new_text, spec)
     return shaped, settle_closer(text, spot.start, spot.end, new_text, spec)
 

@@ -223,3 +223,17 @@ def test_plain_text_completes_lines_without_a_parse_check(writes_x: Engine) -> N
     assert [e.new_text.strip("x") for e in result.edits] == [""]
     assert any("no parse check ran" in note for note in result.notes)
     assert find_holes("a\n# <|hole|>\nb\n", PLAIN_TEXT) == [Spot(2, 12, 64, "block")]
+
+
+@pytest.mark.parametrize(("name", "statement", "body", "closer"), CASES, ids=IDS)
+def test_a_block_inside_the_hole_keeps_its_own_closer(name: str, statement: str, body: str, closer: str) -> None:
+    """The text after a hole starts with the function's closer; the result's inner block closing with the
+    same line is not an echo of that text (it used to cut every brace-language hole after its first block)."""
+    text, spec = read(name)
+    (hole,) = find_holes(text, spec)
+    indent = text[text.rfind("\n", 0, hole.start) + 1 : hole.start]
+    opener = {"ruby": "if value > high", "lua": "if value > high then", "bash": "if [ $1 ]; then"}.get(spec.id, "if (value > high) {")
+    inner_close = {"bash": "fi"}.get(spec.id, closer)
+    raw = f"{opener}\n{indent}{indent or '  '}{body}\n{indent}{inner_close}\n{indent}{body}\n"
+    _, new_text = finish(raw, Slot(hole, 0, 48), text, spec)
+    assert new_text.split("\n")[-1].strip() == body.strip(), new_text
