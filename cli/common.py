@@ -11,6 +11,7 @@ from typing import Any
 
 from infill.files import BadInput
 from infill.fill import FillOptions, FillResult
+from infill.languages import LanguageSpec, UnsupportedLanguage, language_for_file
 from infill.positions import LineIndex
 
 _IMPORTED = time.perf_counter()
@@ -72,6 +73,22 @@ def seconds_alive() -> float:
 def say(args: argparse.Namespace, message: str) -> None:
     if args.verbose:
         print(f"dcomplete: {message}", file=sys.stderr, flush=True)
+
+
+def add_language_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--language", metavar="NAME", default=None,
+        help="the files' language (python, typescript, go, ...; an editor's languageId works too) instead of "
+        "the one their extension names; a file with an unknown extension is plain text (lines, no parse check)",
+    )
+
+
+def file_language(path: str, args: argparse.Namespace) -> LanguageSpec:
+    """`--language`, else the language of the file's extension, else plain text; a bad name is BadInput."""
+    try:
+        return language_for_file(path, getattr(args, "language", None))
+    except UnsupportedLanguage as exc:
+        raise BadInput(f"--language: {exc}") from None
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

@@ -9,9 +9,11 @@ import time
 
 from cli.common import (
     add_engine_options,
+    add_language_option,
     add_output_options,
     denoise_params,
     dump_json,
+    file_language,
     fill_options,
     load_engine,
     result_json,
@@ -20,7 +22,7 @@ from cli.common import (
 )
 from infill.files import BadInput, atomic_write, read_source, sweep_stale_temps, unified_diff
 from infill.fill import fill
-from infill.languages import LanguageSpec, UnsupportedLanguage, language_for_path
+from infill.languages import LanguageSpec
 from infill.positions import LineIndex
 from infill.spots import Spot, apply_edits
 from infill.windows import plan_completion, plan_regenerate
@@ -52,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("target", metavar="FILE:LINE[-END]")
     parser.add_argument("--length", type=int, default=None, help="force the mask count (no growth)")
     add_output_options(parser)
+    add_language_option(parser)
     add_engine_options(parser)
     parser.set_defaults(run=run)
 
@@ -85,10 +88,7 @@ def complete_at(text: str, line: int, spec: LanguageSpec, target: str) -> Spot |
 def run(args: argparse.Namespace) -> int:
     path, start, end = parse_target(args.target)
     text = read_source(path)
-    try:
-        spec = language_for_path(path)
-    except UnsupportedLanguage as exc:
-        raise BadInput(str(exc)) from None
+    spec = file_language(path, args)
     if args.length is not None and args.length < 1:
         raise BadInput(f"--length {args.length}: must be at least 1")
     if end is None:

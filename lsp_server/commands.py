@@ -101,7 +101,7 @@ class CommandRunner:
         Returns {"applied": bool, "spots": n}, or None when cancelled or nothing was generated."""
         session = self.session
         document = session.document(uri)
-        text, version, language = document.text, document.version, document.language_id
+        text, version, language = document.text, document.version, document.language
         settings = session.settings
         progress = await _Progress.start(self.server, title)
 

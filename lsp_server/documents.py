@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from infill.languages import LanguageSpec, language_or_plain
+
 from .positions import Encoding, offset_at
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -46,6 +48,12 @@ class Document:
     language_id: str
     version: int
     text: str
+
+    @property
+    def language(self) -> LanguageSpec:
+        """The row of infill's language table for this document's languageId; plain text (line
+        completions, no parse check) for an id without one."""
+        return language_or_plain(self.language_id)
 
     def apply(self, change: TextChange, encoding: Encoding) -> None:
         """Apply one content change to the text."""

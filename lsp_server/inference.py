@@ -11,10 +11,13 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import faults
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from infill.languages import LanguageSpec
 
 logger = logging.getLogger(__name__)
 CancelCheck = Callable[[], bool]
@@ -140,7 +143,7 @@ class InferenceBackend:
         self,
         jobs: list[tuple[str, list[Any], str | None]],
         settings: Settings,
-        language: str,
+        language: str | LanguageSpec,
         cancel: CancelCheck,
         seed: int = 0,
         temperature: float = 0.0,
@@ -181,7 +184,7 @@ class InferenceBackend:
         text: str,
         spots: list[Any],
         settings: Settings,
-        language: str,
+        language: str | LanguageSpec,
         doc_id: str | None,
         cancel: CancelCheck,
         instruction: str | None = None,
@@ -193,7 +196,7 @@ class InferenceBackend:
         text: str,
         offset: int,
         settings: Settings,
-        language: str,
+        language: str | LanguageSpec,
         doc_id: str,
         alternatives: int,
         cancel: CancelCheck,
@@ -206,11 +209,7 @@ class InferenceBackend:
 
         engine = self._require_engine()
         started = time.perf_counter()
-        try:
-            spot = infill.plan_completion(text, offset, language=language)
-        except infill.languages.UnsupportedLanguage:
-            logger.warning("no grammar for %s; listed in `languages` but cannot be completed", language)
-            return Outcome([])
+        spot = infill.plan_completion(text, offset, language=language)
         if spot is None:
             return Outcome([])
         rounds: list[tuple[list[Any], int, float]] = [([spot], 0, 0.0)]
@@ -249,7 +248,7 @@ class InferenceBackend:
         start_line: int,
         end_line: int,
         settings: Settings,
-        language: str,
+        language: str | LanguageSpec,
         doc_id: str,
         cancel: CancelCheck,
         instruction: str | None = None,
@@ -265,7 +264,7 @@ class InferenceBackend:
         return outcome
 
     def fill_holes(
-        self, text: str, settings: Settings, language: str, doc_id: str, cancel: CancelCheck
+        self, text: str, settings: Settings, language: str | LanguageSpec, doc_id: str, cancel: CancelCheck
     ) -> Outcome:
         """Every hole marker of the file in one canvas."""
         import infill

@@ -239,7 +239,7 @@ class Session:
 
         def work(cancel: CancelCheck) -> Outcome:
             return self.backend.complete(
-                query.text, query.offset, settings, document.language_id, uri, alternatives, cancel
+                query.text, query.offset, settings, document.language, uri, alternatives, cancel
             )
 
         outcome = await self.run_job(uri, work, debounce_s)
