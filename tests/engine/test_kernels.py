@@ -115,3 +115,27 @@ def test_greedy_output_is_the_same_whatever_the_plan(anchored, monkeypatch):
             monkeypatch.setattr(DraftPolicy, "plan", lambda self, plan=plan: plan)
             outputs.append(anchored.infill([request], DenoiseParams(threshold=0.3))[0].canvas)
         assert all(o == outputs[0] for o in outputs)
+
+
+@pytest.mark.parametrize("kind", ["Q4_0", "Q4_1", "Q8_0"])
+def test_a_block_product_multiplies_by_the_file_s_own_weights(kind):
+    """ONNX Runtime's kernel on a GGUF file's blocks gives x times the weights the gguf package dequantizes,
+    to the precision of rows quantized to 8 bits per block of 32 (as llama.cpp computes them)."""
+    import gguf
+    import numpy as np
+    from gguf.quants import dequantize, quantize
+
+    from engine.block_products import BlockProduct, Blocks, available
+
+    if not available():
+        pytest.skip("onnxruntime is an optional dependency of the CPU kernels")  # installed by `make setup`
+    weights = np.random.default_rng(0).normal(size=(96, 64)).astype(np.float32)
+    blocks = quantize(weights, gguf.GGMLQuantizationType[kind])
+    exact = torch.from_numpy(dequantize(blocks, gguf.GGMLQuantizationType[kind]).astype(np.float32))
+    data = torch.from_numpy(np.ascontiguousarray(blocks).view(np.uint8).reshape(96, -1).copy())
+    product = BlockProduct([Blocks(kind, data[:40]), Blocks(kind, data[40:])], threads=1)
+    x = torch.randn(3, 64, generator=torch.Generator().manual_seed(0))
+    expected = x @ exact.T
+    got = product(x)
+    assert got.shape == (3, 96)
+    assert torch.allclose(got, expected, atol=0.02 * expected.abs().max())
