@@ -113,16 +113,34 @@ def type_at_end_of_line(session: NvimSession, line: int, typed: str) -> None:
     session.wait_for(lambda: session.mode() == "i" and typed in session.lines()[line - 1], 5, "insert mode")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("renderer", ["builtin", "extmark"])
-def test_accept_inserts_exactly_what_the_server_sent(make_session, source_file: Path, renderer: str) -> None:
+def ghost_after_typing(
+    make_session: Any, source_file: Path, renderer: str
+) -> tuple[NvimSession, str, dict[str, Any], dict[str, Any]]:
+    """A session whose user typed `TYPED` on the completion line and sees ghost text: (session, the text
+    before any of it is accepted, the item shown, the request it answered)."""
     session = make_session(renderer)
     session.open(source_file)
-    assert session.lua("return require('dcomplete').renderer_name()") == renderer
     type_at_end_of_line(session, COMPLETION_LINE, TYPED)
     before = session.text()
     wait_for_ghost(session)
     item, params = shown_item(session.tap())
+    return session, before, item, params
+
+
+def still_ahead(session: NvimSession, item: dict[str, Any]) -> str:
+    """The part of `item` after the cursor."""
+    row, col = session.nvim.current.window.cursor
+    line = session.lines()[row - 1]
+    typed = line[item["range"]["start"]["character"] : col] if item.get("range") else ""  # an ASCII line
+    assert item["insertText"].startswith(typed), (item, line, col)
+    return item["insertText"][len(typed) :]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("renderer", ["builtin", "extmark"])
+def test_accept_inserts_exactly_what_the_server_sent(make_session, source_file: Path, renderer: str) -> None:
+    session, before, item, params = ghost_after_typing(make_session, source_file, renderer)
+    assert session.lua("return require('dcomplete').renderer_name()") == renderer
     assert params["context"]["triggerKind"] == 2
 
     session.nvim.input("<Tab>")
@@ -146,11 +164,7 @@ def test_accept_inserts_exactly_what_the_server_sent(make_session, source_file: 
 @pytest.mark.slow
 @pytest.mark.parametrize("renderer", ["builtin", "extmark"])
 def test_dismiss_leaves_the_buffer_untouched(make_session, source_file: Path, renderer: str) -> None:
-    session = make_session(renderer)
-    session.open(source_file)
-    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
-    before = session.text()
-    wait_for_ghost(session)
+    session, before, _item, _params = ghost_after_typing(make_session, source_file, renderer)
 
     session.nvim.input("<C-]>")
     session.wait_for(lambda: not session.visible(), 5, "the ghost text to go away")
@@ -164,17 +178,9 @@ def test_dismiss_leaves_the_buffer_untouched(make_session, source_file: Path, re
 @pytest.mark.slow
 @pytest.mark.parametrize("renderer", ["builtin", "extmark"])
 def test_accept_word_takes_one_word(make_session, source_file: Path, renderer: str) -> None:
-    session = make_session(renderer)
-    session.open(source_file)
-    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
-    before = session.text()
-    wait_for_ghost(session)
-    item, _params = shown_item(session.tap())
+    session, before, item, _params = ghost_after_typing(make_session, source_file, renderer)
     row, col = session.nvim.current.window.cursor
-    line = before.split("\n")[row - 1]
-    typed = line[item["range"]["start"]["character"] : col] if item.get("range") else ""
-    assert item["insertText"].startswith(typed), (item, typed)
-    remaining = item["insertText"][len(typed) :]
+    remaining = still_ahead(session, item)
     word = session.lua("return require('dcomplete.text').next_word(...)", remaining)
     assert word and remaining.startswith(word)
 
@@ -358,15 +364,6 @@ def answer_at(session: NvimSession, character: int) -> dict[str, Any] | None:
     return None
 
 
-def still_ahead(session: NvimSession, item: dict[str, Any]) -> str:
-    """The part of `item` after the cursor."""
-    row, col = session.nvim.current.window.cursor
-    line = session.lines()[row - 1]
-    typed = line[item["range"]["start"]["character"] : col]  # the fixture's line is ASCII
-    assert item["insertText"].startswith(typed), (item, line, col)
-    return item["insertText"][len(typed) :]
-
-
 def typeable(chars: str) -> bool:
     return chars.isprintable() and "<" not in chars
 
@@ -376,12 +373,7 @@ def typeable(chars: str) -> bool:
 def test_typing_through_keeps_the_ghost_text_and_tab_accepts_the_item_once(
     make_session, source_file: Path, renderer: str, tmp_path: Path
 ) -> None:
-    session = make_session(renderer)
-    session.open(source_file)
-    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
-    before = session.text()
-    wait_for_ghost(session)
-    item, _params = shown_item(session.tap())
+    session, before, item, _params = ghost_after_typing(make_session, source_file, renderer)
     ahead = still_ahead(session, item)
     assert typeable(ahead[:2]) and ahead[2:].strip(), f"the random model's suggestion {ahead!r} cannot be typed"
     runs = inferences(session)
@@ -415,11 +407,7 @@ def test_typing_through_keeps_the_ghost_text_and_tab_accepts_the_item_once(
 def test_a_mismatching_keystroke_drops_the_ghost_text_and_backspace_brings_it_back_from_the_cache(
     make_session, source_file: Path
 ) -> None:
-    session = make_session("extmark")
-    session.open(source_file)
-    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
-    wait_for_ghost(session)
-    item, _params = shown_item(session.tap())
+    session, _before, item, _params = ghost_after_typing(make_session, source_file, "extmark")
     ahead = still_ahead(session, item)
     character = session.nvim.current.window.cursor[1]
     wrong = "Q" if not ahead.startswith("Q") else "Z"
