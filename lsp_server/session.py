@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 STATUS_NOTIFICATION = "dcomplete/status"
 INVOKED_ALTERNATIVES = 3
-FINISH_STEPS = int(os.environ.get("DCOMPLETE_FINISH_STEPS", "0"))  # experiment
 T = TypeVar("T")
 
 
@@ -275,25 +273,10 @@ class Session:
         debounce_s = settings.debounce_ms / 1000 if automatic else 0.0
         started = time.perf_counter()
 
-        loop = asyncio.get_running_loop()
-
         def work(cancel: CancelCheck) -> Outcome:
-            polls = 0
-
-            def finishing() -> bool:
-                nonlocal polls
-                if not cancel():
-                    return False
-                polls += 1
-                return polls > FINISH_STEPS
-
-            outcome = self.backend.complete(
-                query.text, query.offset, settings, document.language_id, uri, alternatives, finishing
+            return self.backend.complete(
+                query.text, query.offset, settings, document.language_id, uri, alternatives, cancel
             )
-            if cancel() and not outcome.cancelled:
-                logger.info("superseded run finished after %d more polls", polls)
-                loop.call_soon_threadsafe(self._finished, uri, query, document, settings, alternatives, outcome)
-            return outcome
 
         outcome = await self.run_job(uri, work, debounce_s)
         if outcome is None or outcome.cancelled or document.version != version:
@@ -306,19 +289,6 @@ class Session:
             if suggestion is not None and suggestion not in suggestions:
                 suggestions.append(suggestion)
         return suggestions
-
-    def _finished(self, uri, query, document, settings, alternatives, outcome) -> None:  # experiment
-        suggestions = []
-        for replacement in outcome.replacements:
-            suggestion = to_suggestion(query, replacement, settings.multiline)
-            if suggestion is not None and suggestion not in suggestions:
-                suggestions.append(suggestion)
-        results = settings.results_key
-        self.memory.remember(query, document.language_id, results, alternatives > 1, tuple(suggestions))
-        if uri not in self.memory._shown and suggestions:
-            ids = tuple(new_item_id() for _ in suggestions)
-            self.memory.shown(uri, Placed(query.text, query.offset, tuple(suggestions), ids, results, alternatives > 1))
-            logger.info("superseded run's suggestion kept for typing through")
 
     async def inline_completion(self, params: types.InlineCompletionParams) -> types.InlineCompletionList:
         automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
