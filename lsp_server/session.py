@@ -256,7 +256,6 @@ class Session:
                 return query, [], []
             suggestions = computed
             item_ids = [new_item_id() for _ in suggestions]
-            self.memory.remember(query, document.language_id, results, invoked, tuple(suggestions))
         placed = Placed(query.text, query.offset, tuple(suggestions), tuple(item_ids), results, invoked)
         self.memory.shown(uri, placed if query.selection is None else None)
         if suggestions:
@@ -266,8 +265,9 @@ class Session:
     async def _compute(
         self, uri: str, query: CompletionQuery, document: Document, automatic: bool, alternatives: int
     ) -> list[Suggestion] | None:
-        """The model's suggestions; None when the request was cancelled or superseded, or the document
-        changed meanwhile. Automatic requests are debounced; invoked ones (a user gesture) start at once."""
+        """The model's suggestions, remembered for their place; None when the request was cancelled or
+        superseded, or the document changed meanwhile. Automatic requests are debounced; invoked ones (a
+        user gesture) start at once."""
         settings = self.settings
         version = document.version
         debounce_s = settings.debounce_ms / 1000 if automatic else 0.0
@@ -279,15 +279,19 @@ class Session:
             )
 
         outcome = await self.run_job(uri, work, debounce_s)
-        if outcome is None or outcome.cancelled or document.version != version:
+        if outcome is None or outcome.cancelled:
             return None
-        self.last_latency_ms = round((time.perf_counter() - started - debounce_s) * 1000)
-        self._notify_status()
         suggestions: list[Suggestion] = []
         for replacement in outcome.replacements:
             suggestion = to_suggestion(query, replacement, settings.multiline)
             if suggestion is not None and suggestion not in suggestions:
                 suggestions.append(suggestion)
+        invoked = alternatives > 1
+        self.memory.remember(query, document.language_id, settings.results_key, invoked, tuple(suggestions))
+        if document.version != version:
+            return None
+        self.last_latency_ms = round((time.perf_counter() - started - debounce_s) * 1000)
+        self._notify_status()
         return suggestions
 
     async def inline_completion(self, params: types.InlineCompletionParams) -> types.InlineCompletionList:
