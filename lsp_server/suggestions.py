@@ -66,13 +66,17 @@ def inserted_text(before: str, cursor: int, after: str, new_cursor: int) -> str 
     return after[cursor:new_cursor]
 
 
-def continued(suggestion: Suggestion, cursor: int, typed: str) -> Suggestion | None:
-    """`suggestion`, shown with the cursor at `cursor`, after `typed` was inserted there: the rest of it
-    from the new cursor, replacing what it replaced after the old one; None when `typed` is not how it
-    goes on or nothing but blanks would be left."""
+def continued(suggestion: Suggestion, text: str, cursor: int, typed: str) -> Suggestion | None:
+    """`suggestion`, shown in `text` with the cursor at `cursor`, after `typed` was inserted there: the
+    rest of it from the new cursor, replacing what it replaced after the old one; None when `typed` is
+    not how it goes on, nothing but blanks would be left, or it rewrote the text before the cursor (then
+    what is on screen is not a continuation)."""
     if not typed:
         return suggestion
-    ahead = suggestion.insert_text[cursor - suggestion.start :]
+    before = text[suggestion.start : cursor]
+    if not suggestion.insert_text.startswith(before):
+        return None
+    ahead = suggestion.insert_text[len(before) :]
     if not ahead.startswith(typed) or not ahead[len(typed) :].strip():
         return None
     return Suggestion(cursor + len(typed), suggestion.end + len(typed), ahead[len(typed) :])
@@ -89,7 +93,7 @@ def typed_through(placed: Placed, text: str, cursor: int, settings: Hashable) ->
     kept = [
         (after, item_id)
         for suggestion, item_id in zip(placed.suggestions, placed.item_ids, strict=True)
-        if (after := continued(suggestion, placed.cursor, typed)) is not None
+        if (after := continued(suggestion, placed.text, placed.cursor, typed)) is not None
     ]
     if not kept:
         return None
@@ -176,16 +180,18 @@ class SuggestionMemory:
         self, uri: str, query: CompletionQuery, language: str, settings: Hashable, alternatives: bool
     ) -> Recalled | None:
         """An answer without the model for `query`, or None when the model has to run. A shown
-        suggestion the user did not type through is dropped here."""
+        suggestion the user did not type through is dropped here; one typed through is remembered at its
+        new place too, so an undo finds it."""
         if query.selection is not None:  # items must extend the popup's selection: always computed
             return None
         shown = self._shown.pop(uri, None)
-        if shown is not None and (shown.alternatives or not alternatives):
-            carried = typed_through(shown, query.text, query.offset, settings)
-            if carried is not None:
-                self._shown[uri] = carried
-                return Recalled(carried.suggestions, carried.item_ids, "typed")
+        carried = None if shown is None else typed_through(shown, query.text, query.offset, settings)
         key = context_key(query.text, query.offset, language, settings)
+        if carried is not None:
+            self._shown[uri] = carried
+            self.cache.put(key, query.offset, carried.suggestions, carried.alternatives)  # for an undo
+            if carried.alternatives or not alternatives:
+                return Recalled(carried.suggestions, carried.item_ids, "typed")
         cached = self.cache.get(key, query.offset, alternatives)
         return None if cached is None else Recalled(cached, None, "cache")
 

@@ -93,10 +93,38 @@ def test_a_suggestion_that_replaces_text_after_the_cursor_keeps_replacing_it() -
     text = "print()\n"
     cursor = text.index(")")
     suggestion = Suggestion(cursor, cursor + 1, "name)")  # replaces the closing bracket
-    after = continued(suggestion, cursor, "na")
+    after = continued(suggestion, text, cursor, "na")
     assert after == Suggestion(cursor + 2, cursor + 3, "me)")
     new_text = text[:cursor] + "na" + text[cursor:]
     assert new_text[: after.start] + after.insert_text + new_text[after.end :] == "print(name)\n"
+
+
+def test_a_suggestion_that_rewrote_the_text_before_the_cursor_is_not_carried() -> None:
+    text = "x = valeu\n"
+    cursor = text.index("\n")
+    healed = Suggestion(text.index("valeu"), cursor, "value + 1")  # rewrites what was typed
+    assert continued(healed, text, cursor, " ") is None
+    kept = Suggestion(text.index("valeu"), cursor, "valeu + 1")
+    assert continued(kept, text, cursor, " ") == Suggestion(cursor + 1, cursor + 1, "+ 1")
+
+
+def test_typing_through_then_a_mismatch_then_undo_finds_the_rest_in_the_cache() -> None:
+    memory = shown_memory("w * h")
+    text, cursor = typed(TEXT, CURSOR, "w")
+    assert memory.recall(URI, at(text, cursor), "python", SETTINGS, alternatives=False) is not None
+    wrong, after = typed(text, cursor, "x")
+    assert memory.recall(URI, at(wrong, after), "python", SETTINGS, alternatives=False) is None
+    back = memory.recall(URI, at(text, cursor), "python", SETTINGS, alternatives=False)
+    assert back is not None and back.source == "cache"
+    assert back.suggestions == (Suggestion(cursor, cursor, " * h"),)
+
+
+def test_an_invoked_request_asks_for_alternatives_but_the_shown_suggestion_stays() -> None:
+    memory = shown_memory("w * h")
+    text, cursor = typed(TEXT, CURSOR, "w")
+    assert memory.recall(URI, at(text, cursor), "python", SETTINGS, alternatives=True) is None
+    again = memory.recall(URI, at(*typed(text, cursor, " ")), "python", SETTINGS, alternatives=False)
+    assert again is not None and again.source == "typed" and again.item_ids == ("id0",)
 
 
 def test_a_cache_hit_after_moving_away_and_back_is_a_new_offer() -> None:
