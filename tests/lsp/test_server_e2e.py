@@ -289,6 +289,7 @@ async def test_typing_through_a_suggestion_answers_its_rest_at_once_and_is_accep
 async def test_a_mismatching_keystroke_drops_the_suggestion_and_undo_finds_it_in_the_cache(server: Session) -> None:
     uri = "file:///work/mismatch.py"
     await server.open(uri, NOTES)
+    server.configure(**FAST, debounceMs=0)
     here = line_end(NOTES, 1)
     item = await first_suggestion(server, uri, here)
     wrong = "§" if not item.insert_text.startswith("§") else "¶"
@@ -309,12 +310,13 @@ async def test_a_mismatching_keystroke_drops_the_suggestion_and_undo_finds_it_in
     back = await ask(server, uri, here)  # and back
     assert back is not None and back.insert_text == item.insert_text
     assert inferences(server) == runs
+    server.configure(**FAST, debounceMs=500)
 
 
 async def test_the_cache_forgets_the_place_used_longest_ago(server: Session) -> None:
     uri = "file:///work/bounded.py"
     await server.open(uri, NOTES)
-    server.configure(**unseen(FAST), suggestionCache=2)
+    server.configure(**unseen(FAST), suggestionCache=2, debounceMs=0)
     places = [line_end(NOTES, line) for line in range(3)]
     for place in places:
         await asked_and_ran(server, uri, place)
@@ -323,4 +325,4 @@ async def test_the_cache_forgets_the_place_used_longest_ago(server: Session) -> 
     await ask(server, uri, places[1])  # one place back: from the cache
     assert inferences(server) == runs
     await asked_and_ran(server, uri, places[0])  # evicted when the third place was remembered
-    server.configure(**FAST, suggestionCache=64)
+    server.configure(**FAST, suggestionCache=64, debounceMs=500)
