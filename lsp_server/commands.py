@@ -56,6 +56,7 @@ class CommandRunner:
     def accepted(self, arguments: tuple[object, ...]) -> None:
         args: AcceptedArgs = _parse(ACCEPTED, arguments, AcceptedArgs)
         self.session.feedback.accept(args.uri, args.item_id)
+        self.session.memory.accepted(args.uri, args.item_id)
 
     async def regenerate_selection(self, arguments: tuple[object, ...]) -> dict[str, Any] | None:
         args: RegenerateArgs = _parse(REGENERATE_SELECTION, arguments, RegenerateArgs)

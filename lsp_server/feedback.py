@@ -1,7 +1,8 @@
 """Local accept/reject log of offered completions. Nothing leaves the machine.
 
 An item is *accepted* when the client runs its `dcomplete.accepted` command, and *rejected* when a
-newer completion is offered for the same document while it was still pending. Events are appended as
+newer completion is offered for the same document while it was still pending (offering the same item
+again, as typing through it does, rejects nothing). Events are appended as
 JSON lines to `$XDG_STATE_HOME/dcomplete/feedback.jsonl` (default `~/.local/state/dcomplete/`).
 """
 
@@ -30,8 +31,9 @@ class FeedbackLog:
         self._broken = False
 
     def offered(self, uri: str, item_ids: list[str]) -> None:
-        """New items for `uri`; whatever was still pending there counts as rejected."""
-        for item_id in sorted(self._pending.pop(uri, set())):
+        """Items for `uri`; whatever was still pending there and is not offered again counts as rejected
+        (an item offered again is one the user is typing through: still the same suggestion)."""
+        for item_id in sorted(self._pending.pop(uri, set()) - set(item_ids)):
             self.rejected += 1
             self._write({"event": "rejected", "uri": uri, "itemId": item_id})
         if item_ids:

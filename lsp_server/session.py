@@ -31,6 +31,7 @@ from .inference import InferenceBackend, LoadFailure, Outcome
 from .positions import normalize_encoding
 from .scheduler import CancelCheck, InferenceScheduler, Ticket
 from .settings import SECTION, Settings, parse_settings
+from .suggestions import Placed, SuggestionMemory
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -49,6 +50,7 @@ class Session:
         self.scheduler = InferenceScheduler()
         self.backend = InferenceBackend()
         self.feedback = FeedbackLog()
+        self.memory = SuggestionMemory(self.settings.suggestion_cache)
         self.last_latency_ms: int | None = None
         self._tickets_by_request: dict[Any, Ticket] = {}
         self._cancelled_early: dict[Any, None] = {}  # insertion-ordered, trimmed to the newest 256
@@ -64,6 +66,7 @@ class Session:
     def initialize(self, params: types.InitializeParams) -> None:
         self.documents.encoding = normalize_encoding(self.server.workspace.position_encoding)
         self.settings, self._pending_problems = parse_settings(params.initialization_options)
+        self.memory.cache.resize(self.settings.suggestion_cache)
 
     def initialized(self) -> None:
         self._show_problems(self._pending_problems)
@@ -82,6 +85,7 @@ class Session:
             raw = pulled[0] if pulled else None
         previous = self.settings
         self.settings, problems = parse_settings(raw, base=previous)
+        self.memory.cache.resize(self.settings.suggestion_cache)
         self._show_problems(problems)
         if previous.engine_key != self.settings.engine_key:
             await self._load_model()
@@ -149,6 +153,7 @@ class Session:
         uri = params.text_document.uri
         self.documents.close(uri)
         self._warmed.pop(uri, None)
+        self.memory.forget(uri)
         asyncio.ensure_future(self.scheduler.run_exclusive(lambda: self.backend.forget(uri)))
 
     def document(self, uri: str) -> Document:
@@ -226,13 +231,40 @@ class Session:
         automatic: bool,
         alternatives: int,
         selected: types.SelectedCompletionInfo | None,
-    ) -> tuple[CompletionQuery, list[Suggestion]]:
-        """Automatic requests are debounced; invoked ones (a user gesture) start at once."""
+    ) -> tuple[CompletionQuery, list[Suggestion], list[str]]:
+        """Suggestions at `position` and their item ids, offered to the feedback log. What the memory
+        knows (typed through, or cached) answers at once; otherwise the model runs."""
         document = self.document(uri)
         settings = self.settings
         query = build_query(document.text, position, self.documents.encoding, selected)
         if document.language_id not in settings.languages:
-            return query, []
+            return query, [], []
+        invoked, results = alternatives > 1, settings.results_key
+        recalled = self.memory.recall(uri, query, document.language_id, results, invoked)
+        if recalled is not None:
+            self.scheduler.ticket(uri).stop()  # this answer supersedes a job still running for the document
+            suggestions = list(recalled.suggestions)
+            item_ids = list(recalled.item_ids or [new_item_id() for _ in suggestions])
+            logger.debug("answered %s from the %s suggestion", uri, recalled.source)
+        else:
+            computed = await self._compute(uri, query, document, automatic, alternatives)
+            if computed is None:
+                return query, [], []
+            suggestions = computed
+            item_ids = [new_item_id() for _ in suggestions]
+        placed = Placed(query.text, query.offset, tuple(suggestions), tuple(item_ids), results, invoked)
+        self.memory.shown(uri, placed if query.selection is None else None)
+        if suggestions:
+            self.feedback.offered(uri, item_ids)
+        return query, suggestions, item_ids
+
+    async def _compute(
+        self, uri: str, query: CompletionQuery, document: Document, automatic: bool, alternatives: int
+    ) -> list[Suggestion] | None:
+        """The model's suggestions, remembered for their place; None when the request was cancelled or
+        superseded, or the document changed meanwhile. Automatic requests are debounced; invoked ones (a
+        user gesture) start at once."""
+        settings = self.settings
         version = document.version
         debounce_s = settings.debounce_ms / 1000 if automatic else 0.0
         started = time.perf_counter()
@@ -243,27 +275,28 @@ class Session:
             )
 
         outcome = await self.run_job(uri, work, debounce_s)
-        if outcome is None or outcome.cancelled or document.version != version:
-            return query, []
-        self.last_latency_ms = round((time.perf_counter() - started - debounce_s) * 1000)
-        self._notify_status()
+        if outcome is None or outcome.cancelled:
+            return None
         suggestions: list[Suggestion] = []
         for replacement in outcome.replacements:
             suggestion = to_suggestion(query, replacement, settings.multiline)
             if suggestion is not None and suggestion not in suggestions:
                 suggestions.append(suggestion)
-        return query, suggestions
+        invoked = alternatives > 1
+        self.memory.remember(query, document.language_id, settings.results_key, invoked, tuple(suggestions))
+        if document.version != version:
+            return None
+        self.last_latency_ms = round((time.perf_counter() - started - debounce_s) * 1000)
+        self._notify_status()
+        return suggestions
 
     async def inline_completion(self, params: types.InlineCompletionParams) -> types.InlineCompletionList:
         automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
         uri = params.text_document.uri
         alternatives = 1 if automatic else INVOKED_ALTERNATIVES
-        query, suggestions = await self._suggest(
+        query, suggestions, item_ids = await self._suggest(
             uri, params.position, automatic, alternatives, params.context.selected_completion_info
         )
-        item_ids = [new_item_id() for _ in suggestions]
-        if suggestions:
-            self.feedback.offered(uri, item_ids)
         return types.InlineCompletionList(
             items=inline_items(uri, query, suggestions, self.documents.encoding, item_ids)
         )
@@ -277,10 +310,7 @@ class Session:
         automatic = (
             params.context is None or params.context.trigger_kind != types.CompletionTriggerKind.Invoked
         )
-        query, suggestions = await self._suggest(uri, params.position, automatic, 1, selected=None)
-        item_ids = [new_item_id() for _ in suggestions]
-        if suggestions:
-            self.feedback.offered(uri, item_ids)
+        query, suggestions, item_ids = await self._suggest(uri, params.position, automatic, 1, selected=None)
         return types.CompletionList(
             is_incomplete=True,
             items=fallback_items(uri, query, suggestions, self.documents.encoding, item_ids),

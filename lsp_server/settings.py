@@ -45,6 +45,9 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
     cache_mb: Annotated[int, msgspec.Meta(ge=0, le=65536)] = 256
     """MiB of model keys/values kept across requests for the documents used last (LRU by bytes); a closed
     document's are freed at once; 0 keeps none."""
+    suggestion_cache: Annotated[int, msgspec.Meta(ge=0, le=4096)] = 64
+    """Places whose suggestions are remembered (LRU), so coming back to one, undoing an edit or asking
+    again there needs no model; 0 remembers none (typing through a shown suggestion still needs none)."""
     multiline: bool = True
     """Offer multi-line completions; off keeps only the first line."""
     languages: list[str] = msgspec.field(default_factory=editor_language_ids)
@@ -62,6 +65,13 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
         if self.engine_url:
             return ("remote", self.engine_url, self.engine_api_key)
         return ("local", self.model, self.device)
+
+    @property
+    def results_key(self) -> tuple[object, ...]:
+        """What decides the text of a completion: a suggestion computed under other values is not
+        reused."""
+        return (*self.engine_key[:2], self.device, self.steps, self.threshold, self.block, self.max_tokens,
+                self.multiline)
 
 
 FIELD_NAMES: dict[str, str] = {field.encode_name: field.name for field in msgspec.structs.fields(Settings)}

@@ -44,6 +44,17 @@ case('next_line stops at the line break, or takes the next line', function()
   eq(text.next_line('tail'), 'tail')
 end)
 
+case('typed_through keeps the rest only while the typed text is how the suggestion goes on', function()
+  local old = '    x = '
+  eq({ text.typed_through(old, 8, '    x = fo', 10, 'foo(1)') }, { 'o(1)', 'fo' })
+  eq({ text.typed_through('f()', 2, 'f(a)', 3, 'ab)') }, { 'b)', 'a' }) -- text after the cursor stays
+  eq(text.typed_through(old, 8, '    x = g', 9, 'foo(1)'), nil) -- another character
+  eq(text.typed_through(old, 8, '    x = foo(1)', 14, 'foo(1)'), nil) -- all of it typed
+  eq(text.typed_through(old, 8, '    y = f', 9, 'foo(1)'), nil) -- changed before the cursor too
+  eq(text.typed_through(old, 8, old, 8, 'foo(1)'), nil) -- nothing typed
+  eq(text.typed_through(old, 8, '    x = f ', 9, 'foo(1)'), nil) -- the cursor is not after the typed text
+end)
+
 case('byte_col and lsp_character convert UTF-16 both ways', function()
   local line = 'é = "ü" + x'
   eq(text.byte_col(line, 1, 'utf-16'), 2)

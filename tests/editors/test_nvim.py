@@ -7,6 +7,7 @@ what the server sent (captured on the client side by a request tap, see nvim_ses
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,8 @@ def make_session(tiny_dream: Path, tmp_path: Path):
 
     def start(renderer: str) -> NvimSession:
         log = tmp_path / "server.log"
-        session = NvimSession.start(server_command(log), renderer, server_settings(str(tiny_dream)), log)
+        command = ["env", f"XDG_STATE_HOME={tmp_path / 'state'}", *server_command(log)]
+        session = NvimSession.start(command, renderer, server_settings(str(tiny_dream)), log)
         sessions.append(session)
         return session
 
@@ -111,17 +113,43 @@ def type_at_end_of_line(session: NvimSession, line: int, typed: str) -> None:
     session.wait_for(lambda: session.mode() == "i" and typed in session.lines()[line - 1], 5, "insert mode")
 
 
-def type_wait_and_accept(session: NvimSession, line: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Types TYPED at the end of `line`, waits for the ghost text, accepts it with Tab and checks that the
-    buffer holds exactly what the server sent; returns the item and its request's params."""
+def show_ghost(session: NvimSession, line: int) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """Types TYPED at the end of `line` and waits for the ghost text: (the text before any of it is
+    accepted, the item shown, the request it answered)."""
     type_at_end_of_line(session, line, TYPED)
     before = session.text()
     wait_for_ghost(session)
     item, params = shown_item(session.tap())
+    return before, item, params
+
+
+def type_wait_and_accept(session: NvimSession, line: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Types TYPED at the end of `line`, waits for the ghost text, accepts it with Tab and checks that the
+    buffer holds exactly what the server sent; returns the item and its request's params."""
+    before, item, params = show_ghost(session, line)
     session.nvim.input("<Tab>")
     session.wait_for(lambda: session.text() != before, 5, "the accepted suggestion in the buffer")
     assert session.text() == expected_after_accept(before, item, params)
     return item, params
+
+
+def ghost_after_typing(
+    make_session: Any, source_file: Path, renderer: str
+) -> tuple[NvimSession, str, dict[str, Any], dict[str, Any]]:
+    """A session whose user typed `TYPED` on the completion line and sees ghost text: (session, the text
+    before any of it is accepted, the item shown, the request it answered)."""
+    session = make_session(renderer)
+    session.open(source_file)
+    return (session, *show_ghost(session, COMPLETION_LINE))
+
+
+def still_ahead(session: NvimSession, item: dict[str, Any]) -> str:
+    """The part of `item` after the cursor."""
+    row, col = session.nvim.current.window.cursor
+    line = session.lines()[row - 1]
+    typed = line[item["range"]["start"]["character"] : col] if item.get("range") else ""  # an ASCII line
+    assert item["insertText"].startswith(typed), (item, line, col)
+    return item["insertText"][len(typed) :]
 
 
 @pytest.mark.slow
@@ -149,11 +177,7 @@ def test_accept_inserts_exactly_what_the_server_sent(make_session, source_file: 
 @pytest.mark.slow
 @pytest.mark.parametrize("renderer", ["builtin", "extmark"])
 def test_dismiss_leaves_the_buffer_untouched(make_session, source_file: Path, renderer: str) -> None:
-    session = make_session(renderer)
-    session.open(source_file)
-    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
-    before = session.text()
-    wait_for_ghost(session)
+    session, before, _item, _params = ghost_after_typing(make_session, source_file, renderer)
 
     session.nvim.input("<C-]>")
     session.wait_for(lambda: not session.visible(), 5, "the ghost text to go away")
@@ -167,17 +191,9 @@ def test_dismiss_leaves_the_buffer_untouched(make_session, source_file: Path, re
 @pytest.mark.slow
 @pytest.mark.parametrize("renderer", ["builtin", "extmark"])
 def test_accept_word_takes_one_word(make_session, source_file: Path, renderer: str) -> None:
-    session = make_session(renderer)
-    session.open(source_file)
-    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
-    before = session.text()
-    wait_for_ghost(session)
-    item, _params = shown_item(session.tap())
+    session, before, item, _params = ghost_after_typing(make_session, source_file, renderer)
     row, col = session.nvim.current.window.cursor
-    line = before.split("\n")[row - 1]
-    typed = line[item["range"]["start"]["character"] : col] if item.get("range") else ""
-    assert item["insertText"].startswith(typed), (item, typed)
-    remaining = item["insertText"][len(typed) :]
+    remaining = still_ahead(session, item)
     word = session.lua("return require('dcomplete.text').next_word(...)", remaining)
     assert word and remaining.startswith(word)
 
@@ -363,3 +379,107 @@ def test_ghost_text_in_typescript_and_go_files(make_session, tmp_path: Path) -> 
         assert params["textDocument"]["uri"].endswith(name)
         assert not get_language(filetype).parse(session.text()).root_node.has_error
         session.nvim.input("<Esc>")
+
+
+# What is drawn as ghost text on the cursor's line, by either renderer.
+GHOST_LUA = """
+for _, name in ipairs({ 'dcomplete.ghost', 'nvim.lsp.inline_completion' }) do
+  local ns = vim.api.nvim_get_namespaces()[name]
+  for _, mark in ipairs(ns and vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true }) or {}) do
+    if mark[4].virt_text then
+      return mark[4].virt_text[1][1]
+    end
+  end
+end
+return vim.NIL
+"""
+# Samples the ghost text at every cursor move in insert mode, right after the renderers' own handlers
+# (defined earlier, so run earlier) and before any answer from the server can be handled.
+SAMPLE_LUA = f"""
+_G.dc_samples = {{}}
+local function ghost() {GHOST_LUA} end
+vim.api.nvim_create_autocmd('CursorMovedI', {{ callback = function()
+  table.insert(_G.dc_samples, ghost())
+end }})
+"""
+
+
+def item_id(item: dict[str, Any]) -> str:
+    return item["command"]["arguments"][0]["itemId"]
+
+
+def inferences(session: NvimSession) -> int:
+    return session.lua("return (require('dcomplete.server').status or {}).inferences or 0")
+
+
+def answer_at(session: NvimSession, character: int) -> dict[str, Any] | None:
+    """The first item of the newest answer to a request made with the cursor at `character`."""
+    for entry in reversed(session.tap()["inline"]):
+        if entry["params"]["position"]["character"] == character and "result" in entry:
+            items = (entry.get("result") or {}).get("items") or []
+            return items[0] if items else {}
+    return None
+
+
+def typeable(chars: str) -> bool:
+    return chars.isprintable() and "<" not in chars
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("renderer", ["builtin", "extmark"])
+def test_typing_through_keeps_the_ghost_text_and_tab_accepts_the_item_once(
+    make_session, source_file: Path, renderer: str, tmp_path: Path
+) -> None:
+    session, before, item, _params = ghost_after_typing(make_session, source_file, renderer)
+    ahead = still_ahead(session, item)
+    assert typeable(ahead[:2]) and ahead[2:].strip(), f"the random model's suggestion {ahead!r} cannot be typed"
+    runs = inferences(session)
+    character = session.nvim.current.window.cursor[1]
+    session.lua(SAMPLE_LUA)
+    for typed in (1, 2):
+        session.nvim.input(ahead[typed - 1])
+        character += 1
+        session.wait_for(lambda n=typed: session.lua("return #_G.dc_samples") >= n, 5, "the keystroke")
+        sample = session.lua("return _G.dc_samples[#_G.dc_samples]")
+        assert sample == ahead[typed:].split("\n")[0]  # shown at the keystroke, not when the server answers
+        rest = session.wait_for(lambda at=character: answer_at(session, at), 10, "the answer for the keystroke")
+        assert item_id(rest) == item_id(item) and rest["insertText"] == ahead[typed:]
+        assert rest["range"]["start"] == {"line": COMPLETION_LINE - 1, "character": character}
+        shown = ahead[typed:].split("\n")[0]
+        session.wait_for(lambda shown=shown: session.lua(GHOST_LUA) == shown, 5, "the rest shown")
+    assert inferences(session) == runs  # typing through ran no model
+
+    session.nvim.input("<Tab>")
+    row = COMPLETION_LINE - 1
+    at = offset(before, row, len(before.split("\n")[row]))
+    expected = before[:at] + ahead + before[at:]
+    session.wait_for(lambda: session.text() == expected, 5, "the accepted suggestion in the buffer")
+    log = tmp_path / "state" / "dcomplete" / "feedback.jsonl"
+    session.wait_for(lambda: log.exists() and "accepted" in log.read_text(), 5, "the acceptance in the log")
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["event"] for e in events if e.get("itemId") == item_id(item)] == ["accepted"]
+
+
+@pytest.mark.slow
+def test_a_mismatching_keystroke_drops_the_ghost_text_and_backspace_brings_it_back_from_the_cache(
+    make_session, source_file: Path
+) -> None:
+    session, _before, item, _params = ghost_after_typing(make_session, source_file, "extmark")
+    ahead = still_ahead(session, item)
+    character = session.nvim.current.window.cursor[1]
+    wrong = "Q" if not ahead.startswith("Q") else "Z"
+
+    session.lua(SAMPLE_LUA)
+    session.nvim.input(wrong)
+    session.wait_for(lambda: session.lua("return #_G.dc_samples") > 0, 5, "the keystroke")
+    assert session.lua("return _G.dc_samples[1]") is None  # dropped at the keystroke
+    other = session.wait_for(lambda: answer_at(session, character + 1), GHOST_TIMEOUT_S, "the answer after it")
+    assert not other or item_id(other) != item_id(item)
+    runs = inferences(session)
+
+    session.nvim.input("<BS>")
+    session.wait_for(session.visible, 10, "the ghost text back at the place seen before")
+    assert session.lua("return require('dcomplete.render.extmark')._remaining(0)") == ahead
+    again = answer_at(session, character)
+    assert again and item_id(again) != item_id(item)  # a new offer of the same suggestion
+    assert inferences(session) == runs  # from the cache

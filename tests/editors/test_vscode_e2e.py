@@ -2,7 +2,8 @@
 Chromium by playwright-core, talking to the real `dcomplete serve` of this checkout.
 
 The driver (editors/vscode/test/e2e/codeServer.e2e.ts) types in a TypeScript file, waits for the ghost
-text, accepts it with Tab and saves; then runs "dcomplete: Fill holes in file" from the command palette and saves. This test
+text, types its first characters (the ghost text must stay, showing the rest), accepts it with Tab and
+saves; then runs "dcomplete: Fill holes in file" from the command palette and saves. This test
 then compares the files on disk with exactly what the server sent, read from the server's own log
 (`--verbose` logs every message it sends), and which suggestion was accepted from the server's
 feedback log (the accept command VS Code runs carries the item's id).
@@ -45,6 +46,7 @@ export function countLines(path: string): number {
 }
 """
 COMPLETION_LINE, TYPED = 6, " text."
+TYPE_THROUGH = 2  # characters of the ghost text typed before Tab
 HOLES_SOURCE = '''def area(width, height):
     """Area of a width x height rectangle."""
     # <|hole|>
@@ -69,15 +71,19 @@ def sent_messages(log: Path) -> list[dict[str, Any]]:
     return messages
 
 
-def offered_item(messages: list[dict[str, Any]], item_id: str) -> dict[str, Any]:
+def offers(messages: list[dict[str, Any]], item_id: str) -> list[dict[str, Any]]:
+    """Every inline item the server sent with `item_id`, in order: the first offer, then the rest of it
+    each time the user typed through it."""
+    found = []
     for message in messages:
         result = message.get("result")
         items = result.get("items") if isinstance(result, dict) else result
         for item in items if isinstance(items, list) else []:
             arguments = (item.get("command") or {}).get("arguments") or [{}]
             if isinstance(arguments[0], dict) and arguments[0].get("itemId") == item_id:
-                return item
-    raise AssertionError(f"the server never offered item {item_id}")
+                found.append(item)
+    assert found, f"the server never offered item {item_id}"
+    return found
 
 
 def offset(text: str, position: dict[str, int]) -> int:
@@ -168,6 +174,7 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(
             "completionFile": str(completion_file),
             "completionLine": COMPLETION_LINE,
             "typed": TYPED,
+            "typeThrough": TYPE_THROUGH,
             "holesFile": str(holes_file),
             "readyPattern": rf"{re.escape(Path(model).name)} · cpu",
             "statusPattern": rf"{re.escape(Path(model).name)} · cpu · \d+(\.\d)? m?s",
@@ -193,9 +200,24 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(
     events = [json.loads(line) for line in feedback.read_text().splitlines()]
     accepted = [event for event in events if event["event"] == "accepted"]
     assert len(accepted) == 1, f"VS Code ran the accept command {len(accepted)} times; {logs}"
-    item = offered_item(messages, accepted[0]["itemId"])
+    item_id = accepted[0]["itemId"]
+    assert not [event for event in events if event.get("itemId") == item_id and event["event"] != "accepted"]
+    item, *typed_through = offers(messages, item_id)
     expected = apply_edits(typed_so_far(item), [{"range": item["range"], "newText": item["insertText"]}])
     assert report["afterAccept"] == expected, logs
+
+    # Typing the ghost text's first characters kept it on screen, and the server answered the requests
+    # made meanwhile with the rest of the same item, its range starting at the new cursor.
+    typed = report["typedThrough"]
+    assert len(typed) == TYPE_THROUGH and item["insertText"].startswith(typed), report
+    assert report["ghostAfterTyping"] == report["ghostShown"][len(typed) :], report
+    assert typed_through, f"VS Code asked nothing while the user typed through; {logs}"
+    cursor = item["range"]["start"]["character"]
+    for rest in typed_through:
+        count = rest["range"]["start"]["character"] - cursor
+        assert 1 <= count <= len(typed) and rest["insertText"] == item["insertText"][count:], rest
+        assert rest["range"]["start"]["line"] == item["range"]["start"]["line"], rest
+        assert rest["range"]["end"]["character"] - item["range"]["end"]["character"] == count, rest
     assert report["afterAccept"] != COMPLETION_SOURCE.replace(" =\n", " =" + TYPED + "\n")
     assert not get_language("typescript").parse(report["afterAccept"]).root_node.has_error
 

@@ -45,7 +45,7 @@ async def test_the_engine_going_away_and_coming_back(tiny_dream: Path, tmp_path:
             engine.process.kill()  # mid-request, as a crash or a reboot would
             assert not (await asyncio.wait_for(running, 30)).items
             await wait_until(lambda: messages(session, types.MessageType.Error))
-            session.configure(**FAST)
+            session.configure(**{**FAST, "maxTokens": 7})  # settings not asked with before: no cached suggestion
             for _ in range(3):  # still down: empty answers, and no second message
                 assert not (await asyncio.wait_for(session.inline(URI, *CURSOR), 30)).items
             (shown,) = messages(session, types.MessageType.Error)
@@ -54,6 +54,7 @@ async def test_the_engine_going_away_and_coming_back(tiny_dream: Path, tmp_path:
 
             engine = EngineProcess(["--model", str(tiny_dream), "--port", str(port)]).start()
             await asyncio.sleep(RECONNECT_SECONDS)
+            session.configure(**{**FAST, "maxTokens": 6})
             back = await asyncio.wait_for(session.inline(URI, *CURSOR), 60)
             assert back.items
             (info,) = [m for m in messages(session, types.MessageType.Info) if "answers again" in m]

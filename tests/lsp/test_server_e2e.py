@@ -9,6 +9,7 @@ supersession, debounce, feedback), not the quality of the text.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from pathlib import Path
@@ -28,6 +29,15 @@ TEXT = 'name = "😀 你好"\nprint(name)\n'
 COMMENT = "  # 说明 👍: "
 FAST = {"steps": 0, "maxTokens": 8}
 SLOW = {"steps": 4096, "maxTokens": 64}  # minutes of denoising unless cancelled
+
+
+_unseen = itertools.count(FAST["maxTokens"] + 1)
+
+
+def unseen(settings: dict[str, int]) -> dict[str, int]:
+    """`settings` with a `maxTokens` no request has used yet: no suggestion the server remembers was
+    computed under it, so the model runs."""
+    return {**settings, "maxTokens": next(_unseen)}
 
 
 def utf16_length(text: str) -> int:
@@ -160,6 +170,7 @@ async def test_completion_is_left_to_inline_completion_when_the_client_has_it(se
 
 
 async def test_a_burst_of_automatic_requests_runs_one_inference(server: Session) -> None:
+    server.configure(**unseen(FAST))
     line, character = cursor()
     statuses_before = len(server.recorded.statuses)
     burst = []
@@ -172,6 +183,7 @@ async def test_a_burst_of_automatic_requests_runs_one_inference(server: Session)
     await wait_until(lambda: len(server.recorded.statuses) > statuses_before)
     await asyncio.sleep(0.3)
     assert len(server.recorded.statuses) == statuses_before + 1  # one completion reported, not three
+    server.configure(**FAST)
 
 
 async def test_cancel_request_stops_a_slow_inference(server: Session) -> None:
@@ -184,11 +196,12 @@ async def test_cancel_request_stops_a_slow_inference(server: Session) -> None:
     with pytest.raises(JsonRpcException) as error:
         await asyncio.wait_for(slow, 10)
     assert error.value.code == -32800  # RequestCancelled
-    server.configure(**FAST)
+    server.configure(**unseen(FAST))
     started = time.perf_counter()
     result = await asyncio.wait_for(server.inline(URI, line, character), 60)
     assert isinstance(result, types.InlineCompletionList) and result.items
     assert time.perf_counter() - started < 10  # the 4096-step job did not keep the worker
+    server.configure(**FAST)
 
 
 async def test_a_newer_request_supersedes_the_older_one(server: Session) -> None:
@@ -246,3 +259,111 @@ async def test_an_opened_document_is_prefilled_while_the_user_reads_it(
             break
         await asyncio.sleep(0.1)
     assert answer.warmed == (1 if in_process else None) and answer.version == 2
+
+
+# -- suggestions the server already knows (lsp_server/suggestions.py) ------------------------------
+
+NOTES = "value = 1  # the value: \nother = 2  # another one: \nlast = 3  # the last: \n"
+
+
+def line_end(text: str, line: int) -> tuple[int, int]:
+    return line, len(text.split("\n")[line])
+
+
+def item_id(item: types.InlineCompletionItem) -> str:
+    assert item.command is not None
+    return item.command.arguments[0]["itemId"]
+
+
+async def ask(server: Session, uri: str, place: tuple[int, int], invoked: bool = False) -> types.InlineCompletionItem | None:
+    result = await asyncio.wait_for(server.inline(uri, *place, invoked=invoked), 60)
+    return result.items[0] if result.items else None
+
+
+async def first_suggestion(server: Session, uri: str, place: tuple[int, int]) -> types.InlineCompletionItem:
+    """The model's suggestion at `place`, one that leaves something after its first three characters."""
+    item = await ask(server, uri, place)
+    assert item is not None and item.insert_text[3:].strip(), item
+    return item
+
+
+def inferences(server: Session) -> int:
+    return max((status["inferences"] for status in server.recorded.statuses), default=0)
+
+
+async def asked_and_ran(server: Session, uri: str, place: tuple[int, int]) -> None:
+    """Asks at `place` and waits for the denoising run it needs."""
+    runs = inferences(server)
+    await ask(server, uri, place)
+    await wait_until(lambda: inferences(server) > runs)
+
+
+async def test_typing_through_a_suggestion_answers_its_rest_at_once_and_is_accepted_once(server: Session) -> None:
+    uri = "file:///work/typed_through.py"
+    await server.open(uri, NOTES)
+    server.configure(**FAST, debounceMs=3000)
+    line, character = line_end(NOTES, 0)
+    item = await first_suggestion(server, uri, (line, character))
+    suggestion, runs = item.insert_text, inferences(server)
+    for typed in range(1, 4):
+        await server.edit(uri, (line, character), (line, character), suggestion[typed - 1])
+        character += utf16_length(suggestion[typed - 1])
+        started = time.perf_counter()
+        rest = await ask(server, uri, (line, character))
+        assert time.perf_counter() - started < 3  # the debounce was not waited for
+        assert rest is not None and item_id(rest) == item_id(item)
+        assert rest.insert_text == suggestion[typed:]
+        assert rest.range == types.Range(types.Position(line, character), types.Position(line, character))
+    assert inferences(server) == runs  # no denoising run while typing through
+
+    await server.edit(uri, (line, character), (line, character), rest.insert_text)
+    await server.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=rest.command.command, arguments=rest.command.arguments)
+    )
+    log = server.state_dir / "dcomplete" / "feedback.jsonl"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    mine = [event["event"] for event in events if event.get("itemId") == item_id(item)]
+    assert mine == ["accepted"]
+    server.configure(**FAST)
+
+
+async def test_a_mismatching_keystroke_drops_the_suggestion_and_undo_finds_it_in_the_cache(server: Session) -> None:
+    uri = "file:///work/mismatch.py"
+    await server.open(uri, NOTES)
+    server.configure(**FAST, debounceMs=0)
+    here = line_end(NOTES, 1)
+    item = await first_suggestion(server, uri, here)
+    wrong = "§" if not item.insert_text.startswith("§") else "¶"
+    runs = inferences(server)
+    await server.edit(uri, here, here, wrong)
+    other = await ask(server, uri, (here[0], here[1] + 1))
+    assert other is None or item_id(other) != item_id(item)
+    await wait_until(lambda: inferences(server) > runs)  # the model ran for the new text
+
+    await server.edit(uri, here, (here[0], here[1] + 1), "")  # undo
+    runs = inferences(server)
+    again = await ask(server, uri, here)
+    assert again is not None and again.insert_text == item.insert_text and item_id(again) != item_id(item)
+    assert inferences(server) == runs
+
+    await asked_and_ran(server, uri, line_end(NOTES, 2))  # move away: the model runs there
+    runs = inferences(server)
+    back = await ask(server, uri, here)  # and back
+    assert back is not None and back.insert_text == item.insert_text
+    assert inferences(server) == runs
+    server.configure(**FAST, debounceMs=500)
+
+
+async def test_the_cache_forgets_the_place_used_longest_ago(server: Session) -> None:
+    uri = "file:///work/bounded.py"
+    await server.open(uri, NOTES)
+    server.configure(**unseen(FAST), suggestionCache=2, debounceMs=0)
+    places = [line_end(NOTES, line) for line in range(3)]
+    for place in places:
+        await asked_and_ran(server, uri, place)
+    runs = inferences(server)
+    await ask(server, uri, places[2])  # the place used last: still known (the shown suggestion)
+    await ask(server, uri, places[1])  # one place back: from the cache
+    assert inferences(server) == runs
+    await asked_and_ran(server, uri, places[0])  # evicted when the third place was remembered
+    server.configure(**FAST, suggestionCache=64, debounceMs=500)

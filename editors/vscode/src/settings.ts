@@ -15,6 +15,7 @@ export interface ServerSettings {
   maxTokens?: number;
   debounceMs?: number;
   cacheMb?: number;
+  suggestionCache?: number;
   multiline?: boolean;
   languages?: string[];
 }
@@ -35,6 +36,7 @@ export const SERVER_SETTING_KEYS = [
   "maxTokens",
   "debounceMs",
   "cacheMb",
+  "suggestionCache",
   "multiline",
   "languages",
 ] as const;
@@ -45,7 +47,14 @@ export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 export type ConfigReader = (key: string) => unknown;
 
 /** steps 0 lets the confidence threshold alone decide; maxTokens must leave room for one token. */
-const INTEGER_KEYS: ReadonlySet<string> = new Set(["steps", "block", "maxTokens", "debounceMs", "cacheMb"]);
+const INTEGER_KEYS: ReadonlySet<string> = new Set([
+  "steps",
+  "block",
+  "maxTokens",
+  "debounceMs",
+  "cacheMb",
+  "suggestionCache",
+]);
 
 /**
  * Values that mean "let the server choose" (unset, null, empty string, "auto" device) are left out,

@@ -29,6 +29,7 @@ test("every server setting is forwarded under its own name", () => {
     maxTokens: 64,
     debounceMs: 0,
     cacheMb: 64,
+    suggestionCache: 16,
     multiline: false,
     languages: ["python", "lua"],
   };

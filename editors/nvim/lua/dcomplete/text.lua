@@ -47,6 +47,26 @@ function M.next_line(text)
   return rest or text
 end
 
+--- What is still ahead of a suggestion after the user typed its start. `old_line` was the cursor's line
+--- when `remaining` was shown at byte column `col`; now the line is `new_line` and the cursor is at
+--- `new_col`. Returns the rest and the typed text when the only change is text inserted at `col` that
+--- `remaining` starts with, and something other than blanks is left; nil otherwise.
+---@return string|nil rest, string|nil typed
+function M.typed_through(old_line, col, new_line, new_col, remaining)
+  local typed = new_line:sub(col + 1, new_col)
+  if new_col <= col or #new_line ~= #old_line + #typed then
+    return nil
+  end
+  if new_line:sub(1, col) ~= old_line:sub(1, col) or new_line:sub(new_col + 1) ~= old_line:sub(col + 1) then
+    return nil
+  end
+  local rest = remaining:sub(#typed + 1)
+  if remaining:sub(1, #typed) ~= typed or not rest:find('%S') then
+    return nil
+  end
+  return rest, typed
+end
+
 --- Splits `text` into buffer lines.
 function M.lines(text)
   return vim.split(text, '\n', { plain = true })

@@ -24,6 +24,7 @@ vim.api.nvim_set_hl(0, 'DcompleteGhostHint', { link = 'NonText', default = true 
 ---@field partial boolean Part of the item was accepted already.
 ---@field own_tick? integer changedtick right after our own partial insert.
 ---@field anchor? integer[] Cursor where the ghost text is drawn.
+---@field line? string The cursor's line when the ghost text was drawn.
 
 ---@type table<integer, dcomplete.GhostState>
 local states = {}
@@ -63,6 +64,7 @@ local function clear(bufnr)
     state.timer:stop()
   end
   state.items, state.remaining, state.partial, state.own_tick, state.anchor = nil, nil, false, nil, nil
+  state.line = nil
   hide(bufnr)
 end
 
@@ -79,6 +81,7 @@ local function draw(bufnr, state)
   end
   local cursor = vim.api.nvim_win_get_cursor(0)
   state.anchor = cursor
+  state.line = vim.api.nvim_buf_get_lines(bufnr, cursor[1] - 1, cursor[1], true)[1]
   vim.api.nvim_buf_set_extmark(bufnr, ns, cursor[1] - 1, cursor[2], {
     virt_text = first,
     virt_text_pos = 'inline',
@@ -191,14 +194,56 @@ local function schedule_request(bufnr)
   )
 end
 
+--- The user typed the start of the shown text: show the rest at once, with the item moved along as
+--- the server would send it (so Tab applies it right), and ask the server, which answers at once.
+---@return boolean
+local function type_through(bufnr, state, cursor, line)
+  local anchor = state.anchor
+  if not (anchor and state.remaining and state.items) or anchor[1] ~= cursor[1] then
+    return false
+  end
+  local rest, typed = text.typed_through(state.line, anchor[2], line, cursor[2], state.remaining)
+  local client = vim.lsp.get_client_by_id(state.client_id)
+  if not rest or not client then
+    return false
+  end
+  local item = state.items[state.index]
+  if item.range and not state.partial then
+    local start = text.lsp_character(line, cursor[2], client.offset_encoding)
+    local units = start - text.lsp_character(line, anchor[2], client.offset_encoding)
+    local finish = item.range['end']
+    item = vim.tbl_extend('force', item, {
+      insertText = rest,
+      range = { start = { line = cursor[1] - 1, character = start }, ['end'] = {
+        line = finish.line,
+        character = finish.character + units,
+      } },
+    })
+    state.items[state.index] = item
+  end
+  state.remaining = rest
+  draw(bufnr, state)
+  request(bufnr, TRIGGER.automatic, function()
+    show(bufnr, state, 1)
+  end)
+  return true
+end
+
 local function on_change(bufnr)
   local state = states[bufnr]
   if not state then
     return
   end
   local cursor = vim.api.nvim_win_get_cursor(0)
-  local own = state.own_tick == vim.api.nvim_buf_get_changedtick(bufnr)
-  if own and state.anchor and state.anchor[1] == cursor[1] and state.anchor[2] == cursor[2] then
+  local at_anchor = state.anchor and state.anchor[1] == cursor[1] and state.anchor[2] == cursor[2]
+  if at_anchor and state.own_tick == vim.api.nvim_buf_get_changedtick(bufnr) then
+    return
+  end
+  local line = vim.api.nvim_buf_get_lines(bufnr, cursor[1] - 1, cursor[1], true)[1]
+  if at_anchor and line == state.line then
+    return -- the other of TextChangedI / CursorMovedI for a keystroke already handled
+  end
+  if type_through(bufnr, state, cursor, line) then
     return
   end
   clear(bufnr)
