@@ -8,6 +8,7 @@ policy write some of them, then grow spans that filled without an end token. Fix
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import torch
@@ -79,6 +80,7 @@ class Denoiser:
     def step(self, state: LoopState, params: DenoiseParams, gen: torch.Generator, feed: RowFeed | None) -> None:
         """One denoising step over every live row with masks."""
         batch, rows = state.batch, state.rows
+        began = time.perf_counter()
         active = batch.masked.any(-1).cpu()
         candidates, targets = state.commit.targets(batch)
         logits, ran = state.predictor.predict(batch, targets, state.changed)
@@ -89,9 +91,9 @@ class Denoiser:
         if params.eos_penalty:
             logits[:, sorted(self.special.end_ids)] -= params.eos_penalty
         batch.constrain(targets, logits)
-        rows.counted(active, ran)
         tokens, score = propose(logits, params.alg, params.temperature, params.top_p, gen, state.commit.precision)
         new_x = state.commit.commit(batch, candidates, targets, tokens, score, rows)
+        rows.counted(active, ran, time.perf_counter() - began)
         was_open = open_spans(batch)
         state.changed = new_x != batch.x
         batch.x = new_x

@@ -206,7 +206,7 @@ def test_a_deadline_stops_the_row(server, local):
     ("/v1/completions", b'{"prompt": "x", "model": "gpt-4"}', 404, "'gpt-4'"),
     ("/v1/completions", b'{"prompt": "x", "n": 0}', 400, "n 0"),
     ("/v1/completions", b'{"prompt": "x", "temperature": -1}', 400, "temperature"),
-    ("/v1/completions", b'{"prompt": "x = 1  # a", "n": 100}', 400, "100 rows"),
+    ("/v1/completions", b'{"prompt": "x = 1  # a", "n": 100, "temperature": 1.0}', 400, "100 rows"),
     ("/v1/infill", b'{"canvases": [{"ids": [1, 2]}]}', 400, "canvases[0].ids"),
     ("/v1/infill", b'{"canvases": [{"ids": [1]}], "params": {"threshhold": 0.5}}', 400, "threshhold"),
     ("/v1/infill", b'{"text": "x = 1\\n", "spots": [], "holes": true}', 400, "exactly one of"),
