@@ -10,7 +10,8 @@ side by side, llama.vim's exact bodies (tests/engine_server/client_requests.py, 
 1. cold: its completion request on a slot whose cache holds nothing of this text (`id_slot` 1);
 2. warm-up: its ring-buffer request (`n_predict: 0`, the chunk only) on slot 0;
 3. first keystroke after the warm-up: the same completion request on slot 0;
-4. next keystroke: the first character of that completion typed, the request sent again.
+4. next keystrokes: the completion's first word and the character after it typed (mid-word dcomplete plans
+   no completion, as for every front door), the request sent again.
 
 The table gives each request's wall time, the prompt tokens the engine ran and reused (`timings/prompt_n`,
 `tokens_cached`) and the time it spent on them (`timings/prompt_ms`), and the completion. The last line is
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from pathlib import Path
 
@@ -65,9 +67,8 @@ def main() -> None:
         first, first_ms, _ = timed(http, engine.url, clients.llama_vim_fim(lines, y, 0, [chunk]))
         rows.append(("after the warm-up (slot 0)", first, first_ms))
         typed = list(lines)
-        content = (first.get("content") or "").split("\n")[0]
-        word = content.lstrip()
-        typed[y] = content[: len(content) - len(word) + 1] if word else "    r"  # its indentation and one letter
+        typed_word = re.match(r"\s*\w+\W", (first.get("content") or "").split("\n")[0] + " ")
+        typed[y] = typed_word.group(0) if typed_word else "    r"  # its first word and the next character
         nxt, next_ms, _ = timed(http, engine.url, clients.llama_vim_fim(typed, y, len(typed[y]), [chunk]))
         rows.append((f"next keystroke ({typed[y]!r} typed)", nxt, next_ms))
 

@@ -45,7 +45,8 @@ class FillOptions:
     heal: False keeps gaps at the raw cursor for an engine that writes left to right (to measure what
     healed token boundaries are worth; `infill.leads`); line_deadline_ms: for such an engine, a span ends at
     the first line break it writes this long after its first token (llama-server's `t_max_predict_ms`,
-    `infill.line_deadline`)."""
+    `infill.line_deadline`); context: code from other files, formatted, put at the top of the canvas below
+    the instruction and never cropped (so a document cache keeps it from one request to the next)."""
 
     retries: int = 2
     keep_invalid: bool = False
@@ -53,6 +54,7 @@ class FillOptions:
     instruction: str | None = None
     heal: bool = True
     line_deadline_ms: int | None = None
+    context: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ class _Document:
         grow = options.max_grow
         if grow is None:
             grow = sum(GROW_PER_SPOT[s.kind] for s in spots)
-        header = instruction_header(options.instruction, self.spec.comment_prefix)
+        header = instruction_header(options.instruction, self.spec.comment_prefix) + options.context
         self.max_grow = grow
         try:
             self.canvas: Canvas = self._build(spots, header, reserve=grow)

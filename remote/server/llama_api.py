@@ -24,8 +24,7 @@ import msgspec
 
 from remote.server import schemas
 from remote.server.fim_prompt import split_fim
-from remote.server.other_files import other_files_above
-from remote.server.service import TextJob, TextOutcome, language, sampling
+from remote.server.service import TextJob, TextOutcome, sampling
 
 
 def slot_doc(id_slot: int, cache_prompt: bool) -> str | None:
@@ -35,19 +34,20 @@ def slot_doc(id_slot: int, cache_prompt: bool) -> str | None:
     return f"llama-slot:{id_slot if id_slot >= 0 else 'auto'}"
 
 
-def _job(body: schemas.LlamaInfill | schemas.LlamaCompletion, prefix: str, suffix: str) -> TextJob:
+def _job(body: schemas.LlamaInfill | schemas.LlamaCompletion, prefix: str, suffix: str,
+         other_files: tuple[tuple[str, str], ...] = ()) -> TextJob:
     max_tokens = None if body.n_predict < 0 else body.n_predict
     limit = body.t_max_predict_ms if body.t_max_predict_ms is not None and body.t_max_predict_ms > 0 else None
     return TextJob(prefix, suffix, body.language, sampling(body.temperature, body.top_p, body.seed), max_tokens,
-                   tuple(body.stop), max(1, body.n_cmpl), slot_doc(body.id_slot, body.cache_prompt), limit)
+                   tuple(body.stop), max(1, body.n_cmpl), slot_doc(body.id_slot, body.cache_prompt), limit,
+                   other_files)
 
 
 def infill_job(body: schemas.LlamaInfill) -> TextJob:
-    """`input_extra` chunks go above the prefix (`other_files`); `prompt` is the text of the cursor's line
+    """`input_extra` chunks go above the text (`other_files`); `prompt` is the text of the cursor's line
     before it, which llama-server puts after its FIM middle token."""
-    comment = language(body.language).comment_prefix
-    extra = other_files_above([(c.filename, c.text) for c in body.input_extra], comment)
-    return _job(body, extra + body.input_prefix + body.prompt, body.input_suffix)
+    extra = tuple((c.filename, c.text) for c in body.input_extra)
+    return _job(body, body.input_prefix + body.prompt, body.input_suffix, extra)
 
 
 def completion_job(body: schemas.LlamaCompletion) -> TextJob:

@@ -27,6 +27,7 @@ from infill.spots import Spot
 from infill.tickets import Ticket
 from infill.windows import plan_completion, plan_regenerate
 from remote.server import schemas
+from remote.server.other_files import other_files_above
 
 
 class RequestError(Exception):
@@ -75,7 +76,8 @@ class TextJob:
     """A completion at the cursor between `prefix` and `suffix`; `max_tokens` caps masks plus growth, and 0
     asks for none: the text is evaluated into `doc_id`'s cache and nothing is written (llama-server's
     `n_predict: 0`). `doc_id`: the engine keeps this document's keys/values for the next request with it
-    (None: nothing kept). `line_deadline_ms`: llama-server's `t_max_predict_ms` (`infill.line_deadline`)."""
+    (None: nothing kept). `line_deadline_ms`: llama-server's `t_max_predict_ms` (`infill.line_deadline`).
+    `other_files`: (filename, text) of code from other files, least relevant first (`other_files`)."""
 
     prefix: str
     suffix: str
@@ -86,6 +88,7 @@ class TextJob:
     n: int = 1
     doc_id: str | None = None
     line_deadline_ms: int | None = None
+    other_files: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -108,14 +111,15 @@ def complete(engine: Any, job: TextJob, ticket: Ticket) -> TextOutcome:
         raise RequestError(f"max_tokens {job.max_tokens}: must be at least 0")
     spec = language(job.language)
     text = job.prefix + job.suffix
+    context = other_files_above(job.other_files, spec.comment_prefix, engine.tokenizer, engine.max_length)
     if job.max_tokens == 0:
-        return _prefill(engine, job, spec, text, ticket)
+        return _prefill(engine, job, spec, text, context, ticket)
     spot = plan_completion(text, len(job.prefix), spec)
     if spot is None:  # the line is complete: `dcomplete infill` writes nothing here either
         return TextOutcome([""] * job.n, ["stop"] * job.n, 0, Stats())
     [spots], max_grow = user_settings.cap_tokens([[spot]], job.max_tokens)
     spot = spots[0]
-    options = FillOptions(max_grow=max_grow, line_deadline_ms=job.line_deadline_ms)
+    options = FillOptions(max_grow=max_grow, line_deadline_ms=job.line_deadline_ms, context=context)
     rows = 1 if job.params.temperature == 0 else job.n
     fill_job = FillJob(text, spots, spec, job.doc_id if rows == 1 else None)
     results = _fill(lambda: fill_many(engine, [fill_job] * rows, job.params, ticket, options))
@@ -135,11 +139,12 @@ def complete(engine: Any, job: TextJob, ticket: Ticket) -> TextOutcome:
     return TextOutcome(texts, reasons, prompt, stats)
 
 
-def _prefill(engine: Any, job: TextJob, spec: LanguageSpec, text: str, ticket: Ticket) -> TextOutcome:
+def _prefill(engine: Any, job: TextJob, spec: LanguageSpec, text: str, context: str, ticket: Ticket
+             ) -> TextOutcome:
     """Evaluate the text into `job.doc_id`'s cache: a one-token gap at the cursor, filled in one step (the
     step that evaluates the text), its token thrown away."""
     spot = Spot(len(job.prefix), len(job.prefix), 1, "line")
-    options = FillOptions(max_grow=0, retries=0)
+    options = FillOptions(max_grow=0, retries=0, context=context)
     [result] = _fill(lambda: fill_many(engine, [FillJob(text, (spot,), spec, job.doc_id)], job.params, ticket,
                                        options))
     stats = dataclasses.replace(result.stats, new_tokens=0)

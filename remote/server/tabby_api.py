@@ -20,8 +20,7 @@ from typing import Any
 
 from infill.feedback import FeedbackLog
 from remote.server import schemas
-from remote.server.other_files import other_files_above
-from remote.server.service import RequestError, TextJob, TextOutcome, language, sampling
+from remote.server.service import RequestError, TextJob, TextOutcome, sampling
 
 VERSION = "0.1.0"
 
@@ -34,14 +33,12 @@ def completion_job(body: schemas.TabbyCompletion) -> TextJob:
     if body.seed is not None and body.seed < 0:
         raise RequestError(f"seed {body.seed}: must be at least 0")
     seg = body.segments
-    lang = _language(body.language)
     chunks = [(s.filepath, s.body) for s in reversed(seg.relevant_snippets_from_recently_opened_files or [])]
     chunks += [(s.filepath, s.body) for s in reversed(seg.relevant_snippets_from_changed_files or [])]
     chunks += [(d.filepath, d.body) for d in reversed(seg.declarations or [])]
-    context = other_files_above(chunks, language(lang).comment_prefix)
     doc = f"tabby:{seg.filepath}" if seg.filepath else None
-    return TextJob(context + seg.prefix, seg.suffix or "", lang, sampling(body.temperature, None, body.seed),
-                   doc_id=doc)
+    return TextJob(seg.prefix, seg.suffix or "", _language(body.language), sampling(body.temperature, None, body.seed),
+                   doc_id=doc, other_files=tuple(chunks))
 
 
 def _language(name: str | None) -> str:

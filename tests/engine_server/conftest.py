@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support import tabby_agent
+from tests.support.run_last import run_last
 
 AGENT_MODULE = "test_tabby_agent.py"
 _install: Future[Path] | None = None
@@ -32,11 +33,8 @@ def _start() -> Future[Path]:
 def pytest_collection_modifyitems(session: Any, config: Any, items: list[pytest.Item]) -> None:
     """When the agent's test is selected, start its install now and run it after the other tests here."""
     global _install
-    agent = [item for item in items if item.path.name == AGENT_MODULE]
-    if not agent or config.option.collectonly:
-        return
-    items[:] = [item for item in items if item.path.name != AGENT_MODULE] + agent
-    _install = _start()
+    if run_last(items, config, AGENT_MODULE):
+        _install = _start()
 
 
 @pytest.fixture(scope="session")

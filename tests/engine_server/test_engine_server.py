@@ -230,7 +230,7 @@ def test_a_key_guards_every_endpoint_but_health_and_the_queue_is_bounded(tiny_an
             assert reply.status_code == 401 and "--api-key" in reply.json()["error"]["message"]
         key = {"Authorization": "Bearer s3cret"}
         body = slow_canvas(local)
-        body["params"]["deadline_ms"] = 1500
+        body["params"]["deadline_ms"] = 5000  # long enough for the third request to find both rows taken
         with ThreadPoolExecutor(2) as pool:
             running = pool.submit(httpx.post, server.url + "/v1/infill", json=body, headers=key, timeout=60)
             wait_for(lambda: metric(server.url, "dcomplete_running_rows", "", key) == 1)

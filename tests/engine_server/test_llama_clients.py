@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from engine import DenoiseParams, Engine
 from infill import fill, plan_completion
 from tests.engine_server import client_requests as clients
+from tests.engine_server import readme_configs
 from tests.support.engine_process import EngineProcess
 
 LINES = [
@@ -49,8 +52,18 @@ def server(tiny_anchored):
         yield process
 
 
-def infill(server: EngineProcess, body: dict) -> httpx.Response:
-    reply = httpx.post(server.url + "/infill", json=body, timeout=120)
+def llama_vim_endpoint(server: EngineProcess) -> str:
+    config = readme_configs.block("llama.vim")
+    return readme_configs.at(re.search(r"'endpoint_fim': '([^']+)'", config).group(1), server.url)
+
+
+def llama_vscode_endpoint(server: EngineProcess) -> str:
+    config = json.loads(readme_configs.block("llama.vscode"))
+    return readme_configs.at(config["llama-vscode.endpoint"].rstrip("/"), server.url) + "/infill"
+
+
+def infill(server: EngineProcess, body: dict, url: str | None = None) -> httpx.Response:
+    reply = httpx.post(url or llama_vim_endpoint(server), json=body, timeout=120)
     assert reply.status_code == 200, reply.text
     return reply
 
@@ -96,9 +109,10 @@ def test_a_time_limit_on_writing_never_empties_the_answer(server):
 
 def test_llama_vscode_warm_up_and_three_completions(server):
     chunk = {"text": "def helper(a, b):\n    return a + b\n", "time": 1733090000000, "filename": "/w/util.py"}
-    warm = infill(server, clients.llama_vscode_warmup([chunk])).json()
+    url = llama_vscode_endpoint(server)
+    warm = infill(server, clients.llama_vscode_warmup([chunk]), url).json()
     assert warm["content"] == "" and warm["tokens_predicted"] == 0 and warm["timings"]["prompt_n"] > 0
-    results = infill(server, clients.llama_vscode_fim(LINES, *CURSOR, [chunk])).json()
+    results = infill(server, clients.llama_vscode_fim(LINES, *CURSOR, [chunk]), url).json()
     assert isinstance(results, list) and [r["index"] for r in results] == [0, 1, 2]
     assert results[0]["content"] and len({r["content"] for r in results}) == 1  # greedy: the same text
     first = results[0]
@@ -106,17 +120,21 @@ def test_llama_vscode_warm_up_and_three_completions(server):
     assert first["timings"]["predicted_n"] == first["tokens_predicted"] >= 1
 
 
-@pytest.mark.parametrize("path, body, text_of", [
-    ("/completion", clients.continue_llamacpp, lambda event: event.get("content", "")),
-    ("/v1/completions", clients.continue_openai, lambda event: event["choices"][0]["text"]),
+@pytest.mark.parametrize("config, path, body, text_of", [
+    (0, "completion", clients.continue_llamacpp, lambda event: event.get("content", "")),
+    (1, "completions", clients.continue_openai, lambda event: event["choices"][0]["text"]),
 ])
-def test_continue_streams_what_the_engine_writes_inside_its_fim_prompt(server, local, path, body, text_of):
+def test_continue_streams_what_the_engine_writes_inside_its_fim_prompt(server, local, tiny_anchored, config, path,
+                                                                       body, text_of):
+    [model] = yaml.safe_load(readme_configs.block("Continue", config))["models"]
+    assert model["roles"] == ["autocomplete"] and model["provider"] == ("llama.cpp", "openai")[config]
+    url = readme_configs.at(model["apiBase"].rstrip("/") + "/" + path, server.url)  # Continue adds the "/"
+    name = str(tiny_anchored) if model["model"] == "default" else model["model"]  # "the --model you gave"
     prefix = "\n".join(LINES[:CURSOR[0]]) + "\n" + LINES[CURSOR[0]]
     suffix = "\n" + "\n".join(LINES[CURSOR[0] + 1:]) + "\n"
     prompt, full_prefix = clients.continue_prompt(prefix, suffix, "main.py", [("util.py", CHUNK["text"])])
-    model = httpx.get(server.url + "/v1/models").json()["data"][0]["id"]  # Continue's `model:` line
     events = []
-    with httpx.stream("POST", server.url + path, json=body(prompt, model), timeout=120) as reply:
+    with httpx.stream("POST", url, json=body(prompt, name), timeout=120) as reply:
         assert reply.status_code == 200 and reply.headers["content-type"].startswith("text/event-stream")
         for line in reply.iter_lines():
             if line.startswith("data:") and line[5:].strip() != "[DONE]":
@@ -125,5 +143,20 @@ def test_continue_streams_what_the_engine_writes_inside_its_fim_prompt(server, l
     params = DenoiseParams.fast().with_(temperature=0.01)
     expected = fill(local, text, [plan_completion(text, len(full_prefix))], params).edits[0].new_text
     assert expected and "".join(text_of(e) for e in events) == expected
-    if path == "/completion":
+    if path == "completion":
         assert events[-1]["stop"] is True and "timings" in events[-1]
+
+
+@pytest.mark.slow
+def test_llama_vim_defaults_on_the_bundled_model_get_at_least_the_rest_of_the_line():
+    """What issue 25 measured: at a blank line of a real file (httpx's `_urlparse.py`), llama.vim's first
+    request asks for 250 ms of writing, less than the prompt alone takes on a CPU; the answer still holds
+    a line, and the warm-up before it answers 200."""
+    lines = (Path(httpx.__file__).parent / "_urlparse.py").read_text().splitlines()
+    y = next(y for y in range(120, len(lines) - 1) if not lines[y].strip() and lines[y + 1].startswith("    "))
+    with EngineProcess(["--model", "default"], timeout=300) as engine:
+        warm = infill(engine, clients.llama_vim_warmup([CHUNK]))
+        assert warm.json() == {}
+        first = accepted_by_llama_vim(infill(engine, clients.llama_vim_fim(lines, y, 0, [CHUNK])).text)
+    assert first["content"].strip() and first["timings/predicted_n"] >= 1
+    assert first["tokens_cached"] > 0  # the warm-up's chunk

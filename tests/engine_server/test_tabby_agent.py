@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from tests.engine_server import readme_configs
 from tests.support import tabby_agent
 from tests.support.engine_process import EngineProcess
 
@@ -92,10 +94,16 @@ def test_the_engine_answers_as_tabby_s_schema_says(engine):
 async def test_tabby_agent_over_stdio_returns_the_engine_s_completion(engine, tabby_agent_script, tmp_path):
     process, _ = engine
     home = tmp_path / "home"
-    tabby_agent.write_config(home, process.url, TOKEN)
-    expected = httpx.post(process.url + "/v1/completions", headers={"Authorization": f"Bearer {TOKEN}"}, json={
-        "language": "python", "segments": {"prefix": TEXT[: TEXT.index("is\n") + 2],
-                                           "suffix": TEXT[TEXT.index("is\n") + 2:]}}, timeout=120).json()
+    config = readme_configs.block("Tabby's plugins (tabby-agent)")
+    parsed = tomllib.loads(config)
+    assert parsed["anonymousUsageTracking"] == {"disable": True}  # nothing but the engine is contacted
+    config = config.replace(parsed["server"]["endpoint"], readme_configs.at(parsed["server"]["endpoint"], process.url))
+    tabby_agent.write_config(home, config.replace(parsed["server"]["token"], TOKEN))
+    async with httpx.AsyncClient(timeout=120) as http:  # the segments the agent sends for a new document
+        expected = (await http.post(process.url + "/v1/completions", headers={"Authorization": f"Bearer {TOKEN}"},
+                                    json={"language": "python", "segments": {
+                                        "prefix": TEXT[: TEXT.index("is\n") + 2],
+                                        "suffix": TEXT[TEXT.index("is\n") + 2:]}})).json()
     written = expected["choices"][0]["text"]
     assert written
 

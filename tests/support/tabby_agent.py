@@ -47,10 +47,9 @@ def install() -> Path:
         return script
 
 
-def write_config(home: Path, endpoint: str, token: str) -> Path:
-    """The agent's config file in `home` (its `$HOME`): the engine's URL, its key, no usage tracking."""
+def write_config(home: Path, config: str) -> Path:
+    """`config` (the text of a config.toml) as the agent's config file in `home` (its `$HOME`)."""
     path = home / ".tabby-client" / "agent" / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f'[server]\nendpoint = "{endpoint}"\ntoken = "{token}"\n\n'
-                    '[anonymousUsageTracking]\ndisable = true\n\n[logs]\nlevel = "debug"\n')
+    path.write_text(config)
     return path
