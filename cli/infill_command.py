@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     stats = result.stats
     say(args, f"times: start-up and imports {seconds_alive() - (time.perf_counter() - loading):.2f} s, "
               f"model load {loaded - loading:.2f} s, "
-              f"prefill {stats.prefill_seconds:.2f} s, decode {stats.seconds - stats.prefill_seconds:.2f} s "
+              f"prefill {stats.prompt_seconds:.2f} s, decode {stats.seconds - stats.prompt_seconds:.2f} s "
               f"({stats.new_tokens} tokens in {stats.forward_passes} forwards)")
     for note in result.notes:
         print(f"dcomplete: {path}: {note}", file=sys.stderr)

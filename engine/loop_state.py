@@ -75,14 +75,17 @@ class LoopRows:
         picked = torch.tensor(rows, dtype=torch.long, device=self.initial.device)
         self.initial, self.row_steps, self.row_step = (t[picked] for t in (self.initial, self.row_steps, self.row_step))
 
-    def counted(self, active: torch.Tensor, positions: torch.Tensor, seconds: float) -> None:
+    def counted(self, active: torch.Tensor, positions: torch.Tensor, seconds: float = 0.0) -> None:
         """A step of `seconds` ran: one forward for each `active` row (B,), and `positions` (B,) canvas
-        positions; a row's first is its prefill."""
+        positions; a row's first step is its prompt's evaluation."""
         for b, stat in enumerate(self.stats):
-            if active[b] and not stat.forward_passes:
-                stat.prefill_seconds += seconds
-            stat.forward_passes += int(active[b])
+            if not int(active[b]):
+                continue
+            if not stat.forward_passes:
+                stat.prompt_positions, stat.prompt_seconds = int(positions[b]), seconds
+            stat.forward_passes += 1
             stat.positions += int(positions[b])
+            stat.step_seconds += seconds
 
 
 @dataclass

@@ -10,15 +10,18 @@ from engine.canvas_batch import Lead, SpanEnd
 
 @dataclass
 class Stats:
-    """`positions`: canvas positions run through the model, over all steps (the compute a cache saves);
-    `prefill_seconds`: the row's first step (its fixed text, or what its document's cache lacked, and the
-    first proposal), part of `seconds`."""
+    """`positions`: canvas positions run through the model, over all steps (the compute a cache saves).
+    `prompt_positions` and `prompt_seconds`: the positions and the time of the row's first step, which
+    evaluates the canvas's text (all of it but what a document's cache supplied) and writes the first
+    token; `step_seconds`: the time of every step the row took part in, the first included."""
 
     new_tokens: int = 0
     forward_passes: int = 0
     seconds: float = 0.0
     positions: int = 0
-    prefill_seconds: float = 0.0
+    prompt_positions: int = 0
+    prompt_seconds: float = 0.0
+    step_seconds: float = 0.0
 
     @property
     def tokens_per_forward(self) -> float:
@@ -27,7 +30,8 @@ class Stats:
     def add(self, other: Stats) -> Stats:
         return Stats(self.new_tokens + other.new_tokens, self.forward_passes + other.forward_passes,
                      self.seconds + other.seconds, self.positions + other.positions,
-                     self.prefill_seconds + other.prefill_seconds)
+                     self.prompt_positions or other.prompt_positions, self.prompt_seconds or other.prompt_seconds,
+                     self.step_seconds + other.step_seconds)
 
 
 @dataclass(frozen=True)

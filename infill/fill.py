@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from infill.canvas import Canvas, ContextOverflow, canvas_for, check_spots, instruction_header, line_break_ids
 from infill.languages import LanguageSpec, get_language
 from infill.leads import TextLead
+from infill.line_deadline import LineDeadline
 from infill.postprocess import decode, drop_reason, finish, span_ids, token_offsets
 from infill.repair import Baseline, ParseCheck, baseline, check_filled, remask_range
 from infill.span_end import TextEnd
@@ -34,13 +35,18 @@ class FillOptions:
     result even when it still adds errors; max_grow: tokens the engine may add to a document's spans
     (None: GROW_PER_SPOT per spot); instruction: a comment block put at the top of the context;
     heal: False keeps gaps at the raw cursor for an engine that writes left to right (to measure what
-    healed token boundaries are worth; `infill.leads`)."""
+    healed token boundaries are worth; `infill.leads`); line_deadline_ms: for such an engine, a span ends at
+    the first line break it writes this long after its first token (llama-server's `t_max_predict_ms`,
+    `infill.line_deadline`); context: code from other files, formatted, put at the top of the canvas below
+    the instruction and never cropped (so a document cache keeps it from one request to the next)."""
 
     retries: int = 2
     keep_invalid: bool = False
     max_grow: int | None = None
     instruction: str | None = None
     heal: bool = True
+    line_deadline_ms: int | None = None
+    context: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,7 @@ class _Document:
         grow = options.max_grow
         if grow is None:
             grow = sum(GROW_PER_SPOT[s.kind] for s in spots)
-        header = instruction_header(options.instruction, self.spec.comment_prefix)
+        header = instruction_header(options.instruction, self.spec.comment_prefix) + options.context
         self.max_grow = grow
         try:
             self.canvas: Canvas = self._build(spots, header, reserve=grow)
@@ -116,10 +122,14 @@ class _Document:
             return ()
         return tuple(TextLead(slot.lead, self.engine.tokenizer) if slot.lead else None for slot in self.canvas.slots)
 
-    def _span_ends(self) -> tuple[TextEnd, ...]:
+    def _span_ends(self) -> tuple[TextEnd | LineDeadline, ...]:
         if not self.engine.left_to_right:
             return ()
-        return tuple(TextEnd(slot, self.job.text, self.spec, self.engine.tokenizer) for slot in self.canvas.slots)
+        tokenizer, ms = self.engine.tokenizer, self.options.line_deadline_ms
+        ends = tuple(TextEnd(slot, self.job.text, self.spec, tokenizer) for slot in self.canvas.slots)
+        if ms is None:
+            return ends
+        return tuple(LineDeadline(ms, slot.lead, tokenizer, end) for slot, end in zip(self.canvas.slots, ends))
 
     def first_request(self) -> InfillRequest:
         from engine import InfillRequest

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from infill.feedback import FeedbackLog
+
 from .completion import (
     CompletionQuery,
     Suggestion,
@@ -26,7 +28,6 @@ from .completion import (
 )
 from .documents import Document, DocumentStore, TextChange, UnknownDocument
 from .failures import FailureReporter
-from .feedback import FeedbackLog
 from .inference import InferenceBackend, LoadFailure, Outcome
 from .positions import normalize_encoding
 from .scheduler import CancelCheck, InferenceScheduler, Ticket

@@ -18,20 +18,21 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
-from litestar import Litestar, Request, Response, get, post
+from litestar import Litestar, Request, Response, get, post, route
 from litestar.exceptions import HTTPException, NotAuthorizedException
 from litestar.response import Stream
 
 from engine import Engine
 from engine.batcher import Batcher, BatcherClosed, BatcherConfig, QueueFull
+from infill.feedback import FeedbackLog
 from infill.tickets import Supersede, Ticket
-from remote.server import compat_apis, schemas, service
+from remote.server import compat_apis, llama_api, schemas, service, tabby_api
 from remote.server.metrics import Metrics
 
 T = TypeVar("T")
 SUPERSEDE_HEADER = "x-dcomplete-supersede"
-ROUTES = ("/v1/completions", "/v1/fim/completions", "/infill", "/v1/infill", "/v1/engine", "/v1/models",
-          "/health", "/metrics")
+ROUTES = ("/v1/completions", "/v1/fim/completions", "/infill", "/completion", "/v1/infill", "/v1/engine",
+          "/v1/models", "/health", "/v1/health", "/v1/events", "/metrics")
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class EngineServer:
         self.pool = ThreadPoolExecutor(config.batcher.max_queue + config.batcher.max_rows + 4,
                                        thread_name_prefix="dcomplete-request")
         self.info = engine_info(engine, config.names[0])
+        self.feedback = FeedbackLog()
 
     @property
     def name(self) -> str:
@@ -147,8 +149,17 @@ def _error(message: str, status: int, kind: str, headers: dict[str, str] | None 
 
 @post("/v1/completions", status_code=200)
 async def completions(request: Request) -> Response[bytes] | Stream:
+    """OpenAI completions, or Tabby's (same path): a body with `segments` and no `prompt` is Tabby's."""
+    raw = await request.body()
+    shape = _decode(raw, msgspec.json.decode)
+    if isinstance(shape, dict) and "segments" in shape and "prompt" not in shape:
+        server = _server(request)
+        body = _decode(raw, lambda b: msgspec.json.decode(b, type=schemas.TabbyCompletion))
+        job = tabby_api.completion_job(body)
+        outcome = await server.run(request, lambda ticket: service.complete(server.batcher, job, ticket))
+        return _json(tabby_api.completion_body(outcome))
     return await _text(request, schemas.Completions, compat_apis.completions_job,
-                       compat_apis.completions_body, compat_apis.completions_events)
+                       compat_apis.completions_body, compat_apis.completions_events, raw)
 
 
 @post("/v1/fim/completions", status_code=200)
@@ -159,10 +170,12 @@ async def fim_completions(request: Request) -> Response[bytes] | Stream:
 
 async def _text(request: Request, kind: type[Any], to_job: Callable[[Any], service.TextJob],
                 to_body: Callable[[service.TextOutcome, str], Any],
-                to_events: Callable[[service.TextOutcome, str], Any]) -> Response[bytes] | Stream:
+                to_events: Callable[[service.TextOutcome, str], Any], raw: bytes | None = None
+                ) -> Response[bytes] | Stream:
     """An OpenAI-shaped text endpoint: one body, or server-sent events when it asks to stream."""
     server = _server(request)
-    body = await _read(request, kind)
+    raw = await request.body() if raw is None else raw
+    body = _decode(raw, lambda b: msgspec.json.decode(b, type=kind))
     server.check_model(body.model)
     job = to_job(body)
     outcome = await server.run(request, lambda ticket: service.complete(server.batcher, job, ticket))
@@ -172,19 +185,27 @@ async def _text(request: Request, kind: type[Any], to_job: Callable[[Any], servi
 
 
 @post("/infill", status_code=200)
-async def llama_infill(request: Request) -> Response[bytes]:
+async def llama_infill(request: Request) -> Response[bytes] | Stream:
+    return await _llama(request, schemas.LlamaInfill, llama_api.infill_job)
+
+
+@post("/completion", status_code=200)
+async def llama_completion(request: Request) -> Response[bytes] | Stream:
+    return await _llama(request, schemas.LlamaCompletion, llama_api.completion_job)
+
+
+async def _llama(request: Request, kind: type[Any], to_job: Callable[[Any], service.TextJob]
+                 ) -> Response[bytes] | Stream:
+    """llama-server's shapes (`llama_api`): one result, a list for `n_cmpl` > 1, or its event stream."""
     server = _server(request)
-    body = await _read(request, schemas.LlamaInfill)
+    body = await _read(request, kind)
     server.check_model(body.model)
-    job, deadline = compat_apis.llama_job(body)
-
-    def work(ticket: Ticket) -> service.TextOutcome:
-        return service.complete(server.batcher, job, service.expire(ticket, deadline))
-
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    outcome = await server.run(request, work)
-    return _json(compat_apis.llama_body(outcome, server.name, loop.time() - started))
+    job = to_job(body)
+    outcome = await server.run(request, lambda ticket: service.complete(server.batcher, job, ticket))
+    n_ctx = server.engine.max_length
+    if body.stream:
+        return _events(llama_api.events(outcome, body, server.name, n_ctx))
+    return _json(llama_api.answer(outcome, body, server.name, n_ctx))
 
 
 @post("/v1/infill", status_code=200)
@@ -223,6 +244,19 @@ async def models(request: Request) -> Response[bytes]:
 @get("/health")
 async def health(request: Request) -> Response[bytes]:
     return _json({"status": "ok", "model": _server(request).name})
+
+
+@route("/v1/health", http_method=["GET", "POST"], status_code=200)
+async def tabby_health(request: Request) -> Response[bytes]:
+    server = _server(request)
+    return _json(tabby_api.health(server.name, str(server.engine.device)))
+
+
+@post("/v1/events", status_code=200)
+async def tabby_events(request: Request) -> Response[bytes]:
+    server = _server(request)
+    tabby_api.log_event(server.feedback, await _read(request, schemas.TabbyEvent))
+    return Response(b"", status_code=200, media_type="text/plain")
 
 
 @get("/metrics")
@@ -296,8 +330,8 @@ def _count_requests(metrics: Metrics) -> Callable[[Any], Any]:
 
 def build_app(server: EngineServer, on_ready: Callable[[], None] | None = None) -> Litestar:
     app = Litestar(
-        route_handlers=[completions, fim_completions, llama_infill, native_infill, engine_description, models,
-                        health, metrics],
+        route_handlers=[completions, fim_completions, llama_infill, llama_completion, native_infill,
+                        engine_description, models, health, tabby_health, tabby_events, metrics],
         before_request=_check_key,
         exception_handlers={Exception: _on_error},
         middleware=[_count_requests(server.metrics)],

@@ -1,5 +1,6 @@
-"""The request shapes other editor plugins already speak (OpenAI completions, Mistral-style FIM, llama.cpp
-`/infill`) to and from `TextJob`.
+"""The OpenAI-style request shapes other editor plugins already speak (OpenAI completions, Mistral-style FIM)
+to and from `TextJob`. A completions prompt without `suffix` that a client laid out for a FIM model (Continue's
+autocomplete does) is split at its markers (`fim_prompt`). llama.cpp's shapes are `llama_api`.
 
 A diffusion engine writes a gap's tokens all at once, so `stream: true` sends the completion as one
 server-sent event followed by a final event with `finish_reason` and `data: [DONE]`, the framing OpenAI
@@ -16,7 +17,8 @@ from typing import Any
 import msgspec
 
 from remote.server import schemas
-from remote.server.service import RequestError, TextJob, TextOutcome, language, sampling
+from remote.server.fim_prompt import split_fim
+from remote.server.service import RequestError, TextJob, TextOutcome, sampling
 
 
 def _stops(stop: str | list[str] | None) -> tuple[str, ...]:
@@ -31,7 +33,8 @@ def completions_job(body: schemas.Completions) -> TextJob:
         if len(prompt) != 1:
             raise RequestError(f"prompt: give one prompt (a string), got a list of {len(prompt)}")
         prompt = prompt[0]
-    return TextJob(prompt, body.suffix or "", body.language, sampling(body.temperature, body.top_p, body.seed),
+    prefix, suffix = (prompt, body.suffix) if body.suffix else split_fim(prompt) or (prompt, "")
+    return TextJob(prefix, suffix, body.language, sampling(body.temperature, body.top_p, body.seed),
                    body.max_tokens, _stops(body.stop), body.n)
 
 
@@ -39,20 +42,6 @@ def fim_job(body: schemas.FimCompletions) -> TextJob:
     seed = body.random_seed if body.random_seed is not None else body.seed
     return TextJob(body.prompt, body.suffix or "", body.language, sampling(body.temperature, body.top_p, seed),
                    body.max_tokens, _stops(body.stop))
-
-
-def llama_job(body: schemas.LlamaInfill) -> tuple[TextJob, int | None]:
-    """The job and its deadline in ms (None: none). Other files' chunks go above the prefix, each under a comment line
-    naming its file, where the window planner keeps as much of them as the context allows."""
-    comment = language(body.language).comment_prefix
-    extra = "".join(f"{comment} {c.filename}\n{c.text.rstrip(chr(10))}\n\n" for c in body.input_extra)
-    max_tokens = None if body.n_predict < 0 else body.n_predict
-    if max_tokens == 0:
-        raise RequestError("n_predict: 0 asks for no tokens; give -1 (no limit) or a positive count")
-    job = TextJob(extra + body.input_prefix + body.prompt, body.input_suffix, body.language,
-                  sampling(body.temperature, body.top_p, body.seed), max_tokens, tuple(body.stop))
-    deadline = body.t_max_predict_ms
-    return job, deadline if deadline is not None and deadline > 0 else None  # llama.cpp: <= 0 is no limit
 
 
 def _usage(outcome: TextOutcome) -> dict[str, int]:
@@ -96,14 +85,3 @@ def fim_events(outcome: TextOutcome, model: str) -> Iterator[bytes]:
         chunk = {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
         yield b"data: " + msgspec.json.encode(chunk) + b"\n\n"
     yield b"data: [DONE]\n\n"
-
-
-def llama_body(outcome: TextOutcome, model: str, seconds: float) -> dict[str, Any]:
-    written = outcome.stats.new_tokens
-    return {
-        "content": outcome.texts[0], "model": model, "stop": True, "stopped_eos": outcome.finish_reasons[0] == "stop",
-        "stopped_limit": outcome.finish_reasons[0] == "length", "truncated": outcome.finish_reasons[0] == "cancelled",
-        "tokens_predicted": written, "tokens_evaluated": outcome.prompt_tokens, "tokens_cached": 0,
-        "timings": {"predicted_n": written, "predicted_ms": seconds * 1000, "prompt_n": outcome.prompt_tokens,
-                    "prompt_ms": 0.0, "forward_passes": outcome.stats.forward_passes},
-    }

@@ -168,21 +168,86 @@ class ExtraChunk(msgspec.Struct):
     filename: str = ""
 
 
-class LlamaInfill(msgspec.Struct):
-    """llama.cpp server `POST /infill`."""
+class _LlamaRequest(msgspec.Struct, kw_only=True):
+    """The fields llama-server's `/completion` and `/infill` share that dcomplete reads (tools/server/README.md
+    of llama.cpp). Sampler names, `top_k`, `samplers`, `t_max_prompt_ms` (declared there, applied nowhere:
+    `// TODO: implement` in its task params) and the rest are ignored, as llama-server ignores unknown ones."""
 
-    input_prefix: str = ""
-    input_suffix: str = ""
-    input_extra: list[ExtraChunk] = []
-    prompt: str = ""
     n_predict: int = -1
     t_max_predict_ms: int | None = None
     temperature: float | None = None
     top_p: float | None = None
     seed: int | None = None
     stop: list[str] = []
+    n_cmpl: int = 1
+    id_slot: int = -1
+    cache_prompt: bool = True
+    response_fields: list[str] | None = None
+    stream: bool = False
     model: str | None = None
-    language: str = "python"
+    language: str = "python"  # ours: llama-server has no language field
+
+
+class LlamaInfill(_LlamaRequest, kw_only=True):
+    """llama.cpp server `POST /infill`."""
+
+    input_prefix: str = ""
+    input_suffix: str = ""
+    input_extra: list[ExtraChunk] = []
+    prompt: str = ""
+
+
+class LlamaCompletion(_LlamaRequest, kw_only=True):
+    """llama.cpp server `POST /completion`: a raw prompt (a FIM-templated one is split at its markers)."""
+
+    prompt: str
+
+
+# -- Tabby (its OpenAPI schema: tests/fixtures/tabby/openapi.json) ---------------------------------------
+
+
+class TabbyDeclaration(msgspec.Struct):
+    filepath: str
+    body: str
+
+
+class TabbySnippet(msgspec.Struct):
+    filepath: str
+    body: str
+    score: float = 0.0
+
+
+class TabbySegments(msgspec.Struct, kw_only=True):
+    prefix: str
+    suffix: str | None = None
+    filepath: str | None = None
+    git_url: str | None = None
+    declarations: list[TabbyDeclaration] | None = None
+    relevant_snippets_from_changed_files: list[TabbySnippet] | None = None
+    relevant_snippets_from_recently_opened_files: list[TabbySnippet] | None = None
+    clipboard: str | None = None
+
+
+class TabbyCompletion(msgspec.Struct, kw_only=True):
+    """Tabby `POST /v1/completions` (`CompletionRequest`); `mode` is what later agents send ("standard",
+    "next_edit_suggestion"): only "standard" completes at the cursor."""
+
+    language: str | None = None
+    segments: TabbySegments | None = None
+    user: str | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    mode: str | None = None
+
+
+class TabbyEvent(msgspec.Struct, kw_only=True):
+    """Tabby `POST /v1/events` (`LogEventRequest`)."""
+
+    type: str
+    completion_id: str
+    choice_index: int
+    view_id: str | None = None
+    elapsed: int | None = None
 
 
 class ErrorBody(msgspec.Struct):

@@ -8,6 +8,7 @@ calls these make join other requests' batches. Bad input raises `RequestError` w
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -26,6 +27,7 @@ from infill.spots import Spot
 from infill.tickets import Ticket
 from infill.windows import plan_completion, plan_regenerate
 from remote.server import schemas
+from remote.server.other_files import other_files_above
 
 
 class RequestError(Exception):
@@ -71,7 +73,11 @@ def language(name: str) -> LanguageSpec:
 
 @dataclass(frozen=True)
 class TextJob:
-    """A completion at the cursor between `prefix` and `suffix`; `max_tokens` caps masks plus growth."""
+    """A completion at the cursor between `prefix` and `suffix`; `max_tokens` caps masks plus growth, and 0
+    asks for none: the text is evaluated into `doc_id`'s cache and nothing is written (llama-server's
+    `n_predict: 0`). `doc_id`: the engine keeps this document's keys/values for the next request with it
+    (None: nothing kept). `line_deadline_ms`: llama-server's `t_max_predict_ms` (`infill.line_deadline`).
+    `other_files`: (filename, text) of code from other files, least relevant first (`other_files`)."""
 
     prefix: str
     suffix: str
@@ -80,10 +86,16 @@ class TextJob:
     max_tokens: int | None = None
     stops: tuple[str, ...] = ()
     n: int = 1
+    doc_id: str | None = None
+    line_deadline_ms: int | None = None
+    other_files: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
 class TextOutcome:
+    """`prompt_tokens`: the canvas's text tokens (masks not counted); `stats`: the engine's, once per
+    distinct completion."""
+
     texts: list[str]
     finish_reasons: list[str]  # "stop", "length" (max_tokens written) or "cancelled"
     prompt_tokens: int
@@ -91,20 +103,26 @@ class TextOutcome:
 
 
 def complete(engine: Any, job: TextJob, ticket: Ticket) -> TextOutcome:
-    """Complete at the cursor, `job.n` times in one engine batch (sampling makes them differ)."""
+    """Complete at the cursor `job.n` times in one engine batch (sampling makes them differ; greedy
+    decoding would write the same text n times, so it runs once)."""
     if job.n < 1:
         raise RequestError(f"n {job.n}: must be at least 1")
-    if job.max_tokens is not None and job.max_tokens < 1:
-        raise RequestError(f"max_tokens {job.max_tokens}: must be at least 1")
+    if job.max_tokens is not None and job.max_tokens < 0:
+        raise RequestError(f"max_tokens {job.max_tokens}: must be at least 0")
     spec = language(job.language)
     text = job.prefix + job.suffix
+    context = other_files_above(job.other_files, spec.comment_prefix, engine.tokenizer, engine.max_length)
+    if job.max_tokens == 0:
+        return _prefill(engine, job, spec, text, context, ticket)
     spot = plan_completion(text, len(job.prefix), spec)
     if spot is None:  # the line is complete: `dcomplete infill` writes nothing here either
         return TextOutcome([""] * job.n, ["stop"] * job.n, 0, Stats())
     [spots], max_grow = user_settings.cap_tokens([[spot]], job.max_tokens)
     spot = spots[0]
-    options = FillOptions(max_grow=max_grow)
-    results = _fill(lambda: fill_many(engine, [FillJob(text, spots, spec)] * job.n, job.params, ticket, options))
+    options = FillOptions(max_grow=max_grow, line_deadline_ms=job.line_deadline_ms, context=context)
+    rows = 1 if job.params.temperature == 0 else job.n
+    fill_job = FillJob(text, spots, spec, job.doc_id if rows == 1 else None)
+    results = _fill(lambda: fill_many(engine, [fill_job] * rows, job.params, ticket, options))
     texts, reasons = [], []
     for result in results:
         written = result.edits[0].new_text if result.edits else ""
@@ -116,7 +134,22 @@ def complete(engine: Any, job: TextJob, ticket: Ticket) -> TextOutcome:
     for result in results:
         stats = stats.add(result.stats)
     prompt = len(results[0].canvas_ids) - spot.n_masks if results else 0
+    if rows < job.n:
+        texts, reasons = texts * job.n, reasons * job.n
     return TextOutcome(texts, reasons, prompt, stats)
+
+
+def _prefill(engine: Any, job: TextJob, spec: LanguageSpec, text: str, context: str, ticket: Ticket
+             ) -> TextOutcome:
+    """Evaluate the text into `job.doc_id`'s cache: a one-token gap at the cursor, filled in one step (the
+    step that evaluates the text), its token thrown away."""
+    spot = Spot(len(job.prefix), len(job.prefix), 1, "line")
+    options = FillOptions(max_grow=0, retries=0, context=context)
+    [result] = _fill(lambda: fill_many(engine, [FillJob(text, (spot,), spec, job.doc_id)], job.params, ticket,
+                                       options))
+    stats = dataclasses.replace(result.stats, new_tokens=0)
+    reason = "cancelled" if result.cancelled else "length"
+    return TextOutcome([""] * job.n, [reason] * job.n, len(result.canvas_ids) - 1, stats)
 
 
 def _fill(run: Callable[[], list[FillResult]]) -> list[FillResult]:

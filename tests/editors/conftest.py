@@ -16,6 +16,8 @@ import pytest
 from code_server import ensure_system_packages, install_code_server
 from vscode_build import build_extension
 
+from tests.support.run_last import run_last
+
 E2E_MODULE = "test_vscode_e2e.py"
 
 
@@ -45,12 +47,9 @@ _install: _Install | None = None
 
 def pytest_collection_modifyitems(session: Any, config: Any, items: list[pytest.Item]) -> None:
     global _install
-    e2e = [item for item in items if item.path.name == E2E_MODULE]
-    if not e2e or config.option.collectonly:
-        return
-    items[:] = [item for item in items if item.path.name != E2E_MODULE] + e2e
-    _install = _Install()
-    _install.start()
+    if run_last(items, config, E2E_MODULE):
+        _install = _Install()
+        _install.start()
 
 
 @pytest.fixture(scope="session")

@@ -206,7 +206,7 @@ def test_a_deadline_stops_the_row(server, local):
     ("/v1/completions", b'{"prompt": "x", "model": "gpt-4"}', 404, "'gpt-4'"),
     ("/v1/completions", b'{"prompt": "x", "n": 0}', 400, "n 0"),
     ("/v1/completions", b'{"prompt": "x", "temperature": -1}', 400, "temperature"),
-    ("/v1/completions", b'{"prompt": "x = 1  # a", "n": 100}', 400, "100 rows"),
+    ("/v1/completions", b'{"prompt": "x = 1  # a", "n": 100, "temperature": 1.0}', 400, "100 rows"),
     ("/v1/infill", b'{"canvases": [{"ids": [1, 2]}]}', 400, "canvases[0].ids"),
     ("/v1/infill", b'{"canvases": [{"ids": [1]}], "params": {"threshhold": 0.5}}', 400, "threshhold"),
     ("/v1/infill", b'{"text": "x = 1\\n", "spots": [], "holes": true}', 400, "exactly one of"),
@@ -230,7 +230,7 @@ def test_a_key_guards_every_endpoint_but_health_and_the_queue_is_bounded(tiny_an
             assert reply.status_code == 401 and "--api-key" in reply.json()["error"]["message"]
         key = {"Authorization": "Bearer s3cret"}
         body = slow_canvas(local)
-        body["params"]["deadline_ms"] = 1500
+        body["params"]["deadline_ms"] = 5000  # long enough for the third request to find both rows taken
         with ThreadPoolExecutor(2) as pool:
             running = pool.submit(httpx.post, server.url + "/v1/infill", json=body, headers=key, timeout=60)
             wait_for(lambda: metric(server.url, "dcomplete_running_rows", "", key) == 1)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from infill.feedback import FeedbackLog
 from lsp_server.actions import (
     BadCommandArguments,
     Range,
@@ -17,7 +18,6 @@ from lsp_server.actions import (
     selected_lines,
     workspace_edit,
 )
-from lsp_server.feedback import FeedbackLog
 from lsp_server.inference import Replacement
 
 TEXT = "def f():\n    # <|hole|>\n\nx = '# <|hole|>'\n"

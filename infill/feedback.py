@@ -1,8 +1,9 @@
-"""Local accept/reject log of offered completions. Nothing leaves the machine.
+"""Local accept/reject log of offered completions, shared by the language server and the engine server's
+Tabby events. Nothing leaves the machine.
 
-An item is *accepted* when the client runs its `dcomplete.accepted` command, and *rejected* when a
-newer completion is offered for the same document while it was still pending (offering the same item
-again, as typing through it does, rejects nothing). Events are appended as
+An item is *accepted* when the client runs its `dcomplete.accepted` command (Tabby: a `select` event), and
+*rejected* when a newer completion is offered for the same document while it was still pending (Tabby: a
+`dismiss` event); offering the same item again, as typing through it does, rejects nothing. Events are appended as
 JSON lines to `$XDG_STATE_HOME/dcomplete/feedback.jsonl` (default `~/.local/state/dcomplete/`).
 """
 
@@ -43,6 +44,11 @@ class FeedbackLog:
         self._pending.get(uri, set()).discard(item_id)
         self.accepted += 1
         self._write({"event": "accepted", "uri": uri, "itemId": item_id})
+
+    def reject(self, uri: str, item_id: str) -> None:
+        self._pending.get(uri, set()).discard(item_id)
+        self.rejected += 1
+        self._write({"event": "rejected", "uri": uri, "itemId": item_id})
 
     def _write(self, event: dict[str, object]) -> None:
         if self._broken:

@@ -1,0 +1,55 @@
+"""llama-server's `t_max_predict_ms` rule as a span end: measured from the first written token, applied only
+at a line break written after the limit, the lead's own line break not counted (a fake clock)."""
+
+from __future__ import annotations
+
+from infill.line_deadline import LineDeadline
+from tests.support.checkpoints import tiny_tokenizer
+
+TOKENIZER = tiny_tokenizer()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def ids(text: str) -> list[int]:
+    return list(TOKENIZER.encode(text, add_special_tokens=False))
+
+
+class Never:
+    def reached(self, written: list[int]) -> bool:
+        return False
+
+
+def test_the_limit_ends_the_span_at_the_first_line_break_after_it():
+    clock = Clock()
+    end = LineDeadline(250, "\n    ", TOKENIZER, Never(), clock)
+    assert not end.reached([])  # nothing written yet: the clock has not started
+    assert not end.reached(ids("\n    x"))  # the lead's line break is the prefix's, not written text
+    clock.now += 10.0  # the limit passed long ago, but no line has ended since
+    assert not end.reached(ids("\n    x = 1"))
+    assert end.reached(ids("\n    x = 1\n"))  # the first line break written after the limit
+
+
+def test_a_line_break_before_the_limit_does_not_end_the_span():
+    clock = Clock()
+    end = LineDeadline(250, "", TOKENIZER, Never(), clock)
+    assert not end.reached(ids("a"))
+    clock.now += 0.1
+    assert not end.reached(ids("a\n"))  # 100 ms after the first token: within the limit
+    clock.now += 0.2
+    assert not end.reached(ids("a\nb"))  # past it, mid-line: writing goes on to the line's end
+    assert end.reached(ids("a\nb\n"))
+
+
+def test_the_span_s_own_end_still_applies():
+    class Done:
+        def reached(self, written: list[int]) -> bool:
+            return True
+
+    assert LineDeadline(10_000, "", TOKENIZER, Done(), Clock()).reached(ids("a"))
