@@ -17,16 +17,24 @@ segment in the same place last time, re-rotated to its new position (its K/V dep
 
 from __future__ import annotations
 
-import torch
-
 from typing import TYPE_CHECKING
 
+import torch
+
+from engine.batch_kv import BatchKV
 from engine.canvas_batch import CanvasBatch, query_positions
-from engine.models.anchored import AnchoredContext, AnchoredModel, GapAdapt, RightView, attention, layout, right_view
+from engine.doc_cache import DocKV
+from engine.models.anchored import (
+    AnchoredContext,
+    AnchoredModel,
+    GapAdapt,
+    RightView,
+    attention,
+    layout,
+    right_view,
+)
 from engine.models.layers import LayerKV, apply_rotary, rotary_tables
 from engine.params import DenoiseParams
-from engine.doc_cache import DocKV
-from engine.batch_kv import BatchKV
 
 if TYPE_CHECKING:
     from engine.loader import LoadedModel

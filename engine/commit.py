@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from engine.policies import end_run, select_leading_run, select_threshold, select_top_k, speculate, threshold_confidence
+from engine.policies import (
+    end_run,
+    select_leading_run,
+    select_threshold,
+    select_top_k,
+    speculate,
+    threshold_confidence,
+)
 
 if TYPE_CHECKING:
     from engine.canvas_batch import CanvasBatch

@@ -7,10 +7,10 @@ from collections.abc import Callable, Sequence
 
 from engine.api import ModelTraits, WithTraits
 from engine.denoise import Denoiser, InfillRequest, InfillResult
+from engine.doc_cache import DocCache
 from engine.loader import LoadedModel, load
 from engine.loop_state import RowFeed
 from engine.params import DenoiseParams
-from engine.doc_cache import DocCache
 
 
 class Engine(WithTraits):
@@ -19,7 +19,7 @@ class Engine(WithTraits):
     def __init__(self, loaded: LoadedModel) -> None:
         self.loaded = loaded
         adapter = getattr(loaded.model, "adapter", None)
-        max_right = adapter.shape.max_right if adapter is not None else None
+        max_right = adapter.shape.max_right if adapter is not None else loaded.family.max_right
         self.traits = ModelTraits(loaded.tokenizer, loaded.special, loaded.max_length, loaded.family.left_to_right,
                                   max_right)
         self._denoiser = Denoiser(loaded)

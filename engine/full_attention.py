@@ -8,15 +8,15 @@ rows do not run. Each row's result depends on that row alone, whatever else is b
 
 from __future__ import annotations
 
-import torch
-
 from typing import TYPE_CHECKING
 
+import torch
+
+from engine.batch_kv import BatchKV
 from engine.canvas_batch import CanvasBatch, query_positions
+from engine.doc_cache import DocKV, warm_layers
 from engine.models.layers import ForwardContext
 from engine.params import DenoiseParams
-from engine.doc_cache import DocKV, warm_layers
-from engine.batch_kv import BatchKV
 
 if TYPE_CHECKING:
     from engine.loader import LoadedModel

@@ -170,7 +170,8 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
         raise ModelLoadError(f"model {spec}: {exc}") from None
     _prepare(model, dtype)
     max_length = min(int(shape.max_position_embeddings), CONTEXT_CAP)
-    return LoadedModel(folder, family, model, tokenizer, special_tokens(cfg, tokenizer, folder), max_length, dev, dt)
+    special = special_tokens(family.token_config(cfg, tokenizer), tokenizer, folder)
+    return LoadedModel(folder, family, model, tokenizer, special, max_length, dev, dt)
 
 
 def _load_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:
