@@ -22,7 +22,7 @@ class Engine(WithTraits):
         max_right = adapter.shape.max_right if adapter is not None else loaded.family.max_right
         self.traits = ModelTraits(loaded.tokenizer, loaded.special, loaded.max_length, loaded.family.left_to_right,
                                   max_right)
-        self._denoiser = Denoiser(loaded)
+        self._denoiser = (loaded.family.runner or Denoiser)(loaded)
         self._docs = DocCache()
 
     @classmethod

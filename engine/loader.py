@@ -159,6 +159,8 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
         tokenizer = _load_tokenizer(spec, folder)
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
+    if family.load is not None:
+        return family.load(spec, folder, cfg, family, dev, dt)
     if family.shape is None:
         return _load_anchored(spec, folder, cfg, family, dev, dt, dtype)
     shape = family.shape(cfg)

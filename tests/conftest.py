@@ -35,8 +35,9 @@ def tiny_block(tmp_path_factory: pytest.TempPathFactory):
 
     def get(family: str) -> Path:
         if family not in made:
-            # Fast-dLLM v2's blocks of 16 hold two of its sub-blocks of 8; SDAR's and LLaDA2's are 4.
-            size = 16 if family == "fast_dllm" else 4
+            # Fast-dLLM v2's blocks of 16 hold two of its sub-blocks of 8, DiffusionGemma's canvases are 16;
+            # SDAR's and LLaDA2's blocks are 4.
+            size = 16 if family in ("fast_dllm", "diffusion_gemma") else 4
             made[family] = make_tiny_block_checkpoint(tmp_path_factory.mktemp(f"tiny_{family}"), family,
                                                       block_size=size)
         return made[family]

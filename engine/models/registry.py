@@ -36,7 +36,10 @@ class Family:
     considers when `block` is 0; `schedule` and `reference_precision`: the family's own sampler, for the
     reference rule; `block`: how a block-diffusion family's own sampler decodes a block; `reads_suffix`:
     a block-diffusion family reads the text after the last gap as a context block before the text before
-    it (`engine/block_layout.py`); `max_right`: tokens of that text infill keeps (None: no limit)."""
+    it (`engine/block_layout.py`); `max_right`: tokens of that text infill keeps (None: no limit);
+    `mask_token`: the mask's text, when neither config nor tokenizer names it. A family run by its own
+    library instead of the loop brings `load` (spec, folder, config, family, device, dtype -> LoadedModel)
+    and `runner` (LoadedModel -> what `Engine` calls in place of `engine.denoise.Denoiser`)."""
 
     name: str
     shifted_logits: bool
@@ -53,6 +56,8 @@ class Family:
     reads_suffix: bool = False
     max_right: int | None = None
     mask_token: str | None = None
+    load: Callable[..., Any] | None = None
+    runner: Callable[[Any], Any] | None = None
 
     def token_config(self, cfg: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
         """config.json with the mask id the family's tokenizer names by `mask_token` when neither the
@@ -78,6 +83,17 @@ READS_SUFFIX = True
 BLOCK_MAX_RIGHT = 256
 
 
+def _gemma(name: str) -> Callable[..., Any]:
+    """engine.diffusion_gemma's `name`, imported when first called (it imports transformers' model)."""
+
+    def call(*args: Any) -> Any:
+        from engine import diffusion_gemma
+
+        return getattr(diffusion_gemma, name)(*args)
+
+    return call
+
+
 FAMILIES = {
     "dream": Family("dream", dream.LOGITS_SHIFTED, dream.DreamConfig.from_hf, dream.rename, dream.DreamModel),
     # LLaDA's sampler spreads the masks evenly over the steps and ranks confidences in float64.
@@ -90,6 +106,10 @@ FAMILIES = {
     "sdar": block_family("sdar", sdar, sdar.SDARModel),
     "fast_dllm": block_family("fast_dllm", fast_dllm, fast_dllm.FastDLLMModel),
     "llada2": block_family("llada2", llada2, llada2.LLaDA2Model),
+    # transformers' DiffusionGemmaForBlockDiffusion and its generate (engine/diffusion_gemma.py).
+    "diffusion_gemma": Family("diffusion_gemma", False, None, lambda name: name, Transformer,
+                              reads_suffix=READS_SUFFIX, load=_gemma("load_diffusion_gemma"),
+                              runner=_gemma("GemmaRunner")),
 }
 
 SUPPORTED = (
@@ -97,7 +117,8 @@ SUPPORTED = (
     'Dream family: model_type "Dream" / architectures ["DreamModel"], or a Qwen2 config with mask_token_id '
     '(Dream-v0, Dream-Coder-v0, DiffuCoder, DreamOn, Open-dCoder); LLaDA family: model_type "llada" / '
     'architectures ["LLaDAModelLM"] (LLaDA-8B, LLaDA-1.5); block-diffusion families: model_type "sdar" '
-    '(SDAR-1.7B/4B/8B-Chat), "Fast_dLLM_Qwen" (Fast-dLLM v2 1.5B/7B), "llada2_moe" (LLaDA2.0/2.1-mini/-flash)'
+    '(SDAR-1.7B/4B/8B-Chat), "Fast_dLLM_Qwen" (Fast-dLLM v2 1.5B/7B), "llada2_moe" (LLaDA2.0/2.1-mini/-flash); '
+    'DiffusionGemma: model_type "diffusion_gemma" (run by transformers)'
 )
 
 
@@ -116,6 +137,8 @@ def family_of(cfg: dict[str, Any]) -> Family:
         return FAMILIES["fast_dllm"]
     if model_type == "llada2_moe":
         return FAMILIES["llada2"]
+    if model_type == "diffusion_gemma":
+        return FAMILIES["diffusion_gemma"]
     if "LLaDAModelLM" in architectures or (model_type == "llada" and "d_model" in cfg and "n_experts" not in cfg):
         return FAMILIES["llada"]
     found = f"model_type {cfg.get('model_type')!r}, architectures {architectures}"
