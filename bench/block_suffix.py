@@ -67,11 +67,9 @@ def causal_block_checkpoint(folder: Path) -> Path:
 def reading(engine: Any, reads_suffix: bool) -> Any:
     """The same loaded model with its family reading the suffix or not."""
     from engine import Engine
+    from engine.models.registry import reading_suffix
 
-    loaded = engine.loaded
-    family = dataclasses.replace(loaded.family, reads_suffix=reads_suffix,
-                                 max_right=loaded.family.max_right if reads_suffix else 0)
-    return Engine(dataclasses.replace(loaded, family=family))
+    return Engine(dataclasses.replace(engine.loaded, family=reading_suffix(engine.loaded.family, reads_suffix)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,8 +10,9 @@ Gk Fk (fixed text Fi, gaps Gi) becomes that sequence as follows:
 - Fk, the text after the last gap, cannot be read after the gaps (nothing is written after it). When the
   family reads the suffix (`Family.reads_suffix`), Fk is placed first, before F0, as a context block the
   way an earlier document of a packed training sequence is (Fk ends with EOS on every infill canvas, and
-  F0 starts with BOS); otherwise it is not read at all. A Fk of end tokens only is never read, so a
-  completion at the end of a file is exactly the family's own generation from F0.
+  F0 starts with BOS); otherwise (the default, measured: README "Block-diffusion checkpoints") it is not
+  read at all. A Fk of end tokens only is never read, so a completion at the end of a file is exactly the
+  family's own generation from F0.
 - A finished gap (no mask left) is read up to its first end token: its end tokens and what follows them
   are not part of the text the next gap reads.
 RoPE positions are the sequence order. `order` is -1 at positions the model never reads (padding, an

@@ -7,8 +7,8 @@ denoises; tokens it does not accept are re-noised with fresh random tokens, and 
 the argmax. Nothing marks a position as "to be written", so fixed text cannot sit inside its canvas (it
 would be noise the model is free to rewrite), and a gap in the middle of a canvas cannot be given a length
 (the model writes a canvas-long continuation and ends it with EOS). So each gap is one generation of its
-own: the continuation of the text before it (with the gaps before it as written, and the text after the
-last gap as a context block in front, as the block families read it: `engine/block_layout.py`), whose
+own: the continuation of the text before it (with the gaps before it as written; the text after the last
+gap is read as the block families read it, by default not at all: `engine/block_layout.py`), whose
 first tokens up to the first end token fill the gap, growing the span up to `max_grow` when the
 continuation is longer. The gaps of one canvas are generated one after the other.
 

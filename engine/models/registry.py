@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -79,8 +80,16 @@ def block_family(name: str, module: Any, model_class: type[Transformer]) -> Fami
                   max_right=BLOCK_MAX_RIGHT if READS_SUFFIX else 0, mask_token=module.MASK_TOKEN)
 
 
-READS_SUFFIX = True
+# Measured (bench.block_suffix, README "Figures"): a causal model given the suffix as a context block first
+# writes no better than from the prefix alone, and pays its prefill; so block families read the prefix only.
+READS_SUFFIX = False
 BLOCK_MAX_RIGHT = 256
+
+
+def reading_suffix(family: Family, reads: bool) -> Family:
+    """`family` reading the text after the last gap as a context block first, or not at all (block
+    families; infill then keeps `BLOCK_MAX_RIGHT` tokens of it, or none)."""
+    return dataclasses.replace(family, reads_suffix=reads, max_right=BLOCK_MAX_RIGHT if reads else 0)
 
 
 def _gemma(name: str) -> Callable[..., Any]:

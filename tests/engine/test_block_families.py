@@ -4,6 +4,7 @@ samplers (tests/engine/block_reference.py cites them), and exact block caching."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -14,6 +15,7 @@ from engine import DenoiseParams, Engine, InfillRequest
 from engine.block_layout import row_order
 from engine.loader import ModelLoadError, load
 from engine.models.layers import ForwardContext
+from engine.models.registry import reading_suffix
 
 FAMILIES = ("sdar", "fast_dllm", "llada2")
 
@@ -45,9 +47,11 @@ def _prompt(engine: Engine, text: str) -> list[int]:
 
 @pytest.mark.parametrize("family", ("sdar", "llada2"))
 def test_reference_rule_is_the_official_block_sampler(family, engines, tiny_block):
-    """SDAR generate.py (`low_confidence_static`, block 4, 4 steps) and LLaDA2's `generate` (threshold
-    0.95, steps = block): the engine's reference rule writes the same tokens, on prompts that end
-    mid-block, on a block boundary, and with more steps than one token a step."""
+    """SDAR's `block_diffusion_generate` (JetAstra/SDAR@c2041a8 generate.py: `low_confidence_static`,
+    block 4, 4 steps; `low_confidence_dynamic` for the threshold rule) and LLaDA2's `generate`
+    (modeling_llada2_moe.py, read in yks23/Information-Gain-Sampler@f1cb636: threshold 0.95, steps =
+    block), as written in block_reference.py: the engine writes the same tokens, on prompts that end
+    mid-block and on a block boundary, and with fewer steps than tokens in a block."""
     engine = engines[family]
     net = network(reference_model(tiny_block(family)), 4)
     threshold = 0.95 if family == "llada2" else None
@@ -68,9 +72,12 @@ def test_reference_rule_is_the_official_block_sampler(family, engines, tiny_bloc
 
 @pytest.mark.parametrize("threshold", (1.0, 0.2))
 def test_fast_dllm_rules_are_its_official_sampler(threshold, engines, tiny_block):
-    """Fast-dLLM v2's `generate` at its default threshold 1 (one token a step: the reference rule) and at a
-    low one (the threshold rule): a block's first token from the previous block's last logit, sub-blocks of
-    8 inside blocks of 32 (here of 16: prompts end mid-block and on a block boundary)."""
+    """Fast-dLLM v2's `Fast_dLLM_QwenForCausalLM.generate` (the checkpoint's modeling.py, read in
+    Satgoy152/DualDiffusion@1aeb3d4; the loop of NVlabs/Fast-dLLM v2/generation_functions.py, read in
+    NikhilSDate/Fast-dLLM@734a60d), as written in block_reference.py, at its default threshold 1 (one
+    token a step: the reference rule) and at a low one (the threshold rule): a block's first token from
+    the previous block's last logit, sub-blocks of 8 inside blocks of 32 (here of 16: prompts end
+    mid-block and on a block boundary)."""
     engine = engines["fast_dllm"]
     net = network(reference_model(tiny_block("fast_dllm")), 16)
     stops = set(engine.special.end_ids)
@@ -99,11 +106,17 @@ def _canvases(engine: Engine) -> list[InfillRequest]:
     ]
 
 
+def reading_the_suffix(engine: Engine) -> Engine:
+    """The same model with its family reading the text after the last gap first, as a context block."""
+    return Engine(dataclasses.replace(engine.loaded, family=reading_suffix(engine.loaded.family, True)))
+
+
+@pytest.mark.parametrize("reads_suffix", (False, True))
 @pytest.mark.parametrize("family", FAMILIES)
-def test_block_cache_is_exact(family, engines):
+def test_block_cache_is_exact(family, reads_suffix, engines):
     """cache="fixed" (complete blocks cached, never recomputed) writes exactly what cache="none" writes,
-    alone and batched, under both rules, and runs fewer positions."""
-    engine = engines[family]
+    alone and batched, under both rules, and runs fewer positions; with and without the suffix read."""
+    engine = reading_the_suffix(engines[family]) if reads_suffix else engines[family]
     requests = _canvases(engine)
     for params in (DenoiseParams.reference(), DenoiseParams.fast(0.3)):
         cold = [engine.infill([r], params.with_(cache="none"))[0] for r in requests]
@@ -150,3 +163,18 @@ def test_block_size_override_and_unsupported_block_models(engines, tiny_block, t
     (folder / "config.json").write_text(json.dumps({**cfg, "model_type": "sdar_moe"}))
     with pytest.raises(ModelLoadError, match="model_type 'sdar_moe'"):
         load(folder)
+
+
+def test_by_default_the_suffix_is_not_read(engines):
+    """The measured default (bench.block_suffix): a gap reads the text before it only, so a canvas with
+    text after the gap writes what the same canvas without it writes; read as a context block, it counts."""
+    engine = engines["llada2"]
+    m, eos = engine.special.mask_id, engine.special.eos_id
+    before = [engine.special.bos_id] + engine.tokenizer.encode("def area(w, h):\n    return")
+    after = engine.tokenizer.encode("\n\n\nprint(area(2, 3))\n")
+    params = DenoiseParams.fast()
+    bare, with_suffix = (engine.infill([InfillRequest(before + [m] * 8 + tail + [eos])], params)[0].spans[0]
+                         for tail in ([], after))
+    assert bare.token_ids == with_suffix.token_ids
+    reading = reading_the_suffix(engine).infill([InfillRequest(before + [m] * 8 + after + [eos])], params)[0]
+    assert reading.spans[0].token_ids != bare.token_ids

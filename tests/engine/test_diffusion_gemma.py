@@ -3,10 +3,13 @@ on a tiny random checkpoint written by `save_pretrained`: each gap is one genera
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
+from engine.models.registry import reading_suffix
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +39,8 @@ def test_a_completion_is_the_models_own_generation(gemma: Engine) -> None:
 
 
 def test_gaps_are_generated_in_order_each_reading_the_suffix_and_the_gaps_before(gemma: Engine) -> None:
+    """With the family reading the suffix (a context block first; by default it reads the prefix only)."""
+    gemma = Engine(dataclasses.replace(gemma.loaded, family=reading_suffix(gemma.loaded.family, True)))
     m, eos, bos = gemma.special.mask_id, gemma.special.eos_id, gemma.special.bos_id
     enc = gemma.tokenizer.encode
     first, middle, suffix = enc("a = "), enc("\nb = "), enc("\nprint(a)\n")
