@@ -2,7 +2,7 @@
 
     python -m bench.block_cache [--cases 6] [--span 32] [--threshold 0.9]
 
-For SDAR, Fast-dLLM v2 and LLaDA2.x (tiny random checkpoints in their real layouts, `engine.testing_block`:
+For SDAR, Fast-dLLM v2 and LLaDA2.x (tiny random checkpoints in their real layouts, `tests.support.block_checkpoints`:
 blocks of 4, 16 and 4), on canvases cut from real Python files (`bench.workload`, oracle length), each
 rule runs twice: `cache="none"` recomputes every block up to the current one every step (LLaDA2's
 `generate`), `cache="fixed"` computes a complete block once and keeps its keys and values. Per row:
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench.workload import cases
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.testing_block import make_tiny_block_checkpoint
+from tests.support.block_checkpoints import make_tiny_block_checkpoint
 
 BLOCKS = {"sdar": 4, "fast_dllm": 16, "llada2": 4}
 

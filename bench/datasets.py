@@ -11,9 +11,10 @@ import gzip
 import json
 import os
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence, TypeVar
+from typing import TypeVar
 
 DATA_ENV = "DCOMPLETE_BENCH_DATA"
 HUMANEVAL_FILES = {
@@ -33,6 +34,7 @@ class InfillTask:
     middle: str
     test: str = ""
     entry_point: str = ""
+    language: str = "python"
 
     @property
     def document(self) -> str:
@@ -76,19 +78,31 @@ def load_humaneval(split: str, root: Path | None = None) -> list[InfillTask]:
             for row in rows]
 
 
+SANTACODER_LANGUAGES = {"py": "python", "js": "javascript", "java": "java"}
+"""SantaCoder-FIM's language codes (1,043 Python, 1,969 JavaScript, 1,780 Java rows) -> infill language ids."""
+
+
 def load_santacoder_py(root: Path | None = None) -> list[InfillTask]:
-    """SantaCoder-FIM, Python rows only (1,043 of 4,792).
+    return load_santacoder("py", root)
+
+
+def load_santacoder(language: str, root: Path | None = None) -> list[InfillTask]:
+    """SantaCoder-FIM, the rows of one language (`py`, `js` or `java`; `SANTACODER_LANGUAGES`).
 
     The stored prompt mostly lacks its trailing newline and the middle is one line without one. Following
     Open-dLLM (`eval/eval_infill/eval_infill.py`, santacoder-fim branch:
     `prefixs = [d["prompt"] + "\\n" ...]`) and the DreamOn setup it reproduces (research/benchmarks.md
     §1.2), the prefix is `prompt + "\\n"` and the
-    suffix is kept as stored, so the gap must also produce the line break that ends the middle.
+    suffix is kept as stored, so the gap must also produce the line break that ends the middle. The
+    JavaScript and Java rows have the same shape (prompt without its final line break, a one-line middle),
+    so they are read the same way; the whole file is `prefix + middle + "\n" + suffix`.
     """
+    if language not in SANTACODER_LANGUAGES:
+        raise DataError(f"unknown SantaCoder-FIM language {language!r}; choose from {sorted(SANTACODER_LANGUAGES)}")
     rows = _read_jsonl_gz((root or data_root()) / SANTACODER_FILE)
     return [InfillTask(task_id=row["name"], prefix=row["prompt"] + "\n", suffix=row["suffix"],
-                       middle=row["canonical_solution"])
-            for row in rows if row["language"] == "py"]
+                       middle=row["canonical_solution"], language=SANTACODER_LANGUAGES[language])
+            for row in rows if row["language"] == language]
 
 
 T = TypeVar("T")

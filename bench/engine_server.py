@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from bench.workload import _body_line_starts, package_versions, source_files
-from infill.engine_server.testing import EngineProcess
+from tests.support.engine_process import EngineProcess
 
 
 def requests_from_sources(count: int) -> list[dict]:

@@ -1,7 +1,8 @@
-"""Quality benchmark: HumanEval-infilling pass@1, SantaCoder-FIM (Python) exact match, and parse rate.
+"""Quality benchmark: HumanEval-infilling pass@1, SantaCoder-FIM exact match per language, and parse rate.
 
     python -m bench.quality [--model M|none] [--limit N] [--sampler fast,ar,reference] [--length own|oracle|both]
                             [--plot PNG] [--seed S] [--canonical] [--benchmarks single,multi,santacoder]
+                            [--languages py,js,java]
 
 Rows: the trivial baselines (bench.baselines) and dcomplete through the infill API, with its own length
 choice (`plan_completion` with the cursor on an empty line where the gap was; see `model_completer`)
@@ -10,6 +11,9 @@ and/or the oracle length (mask count = token count of the canonical middle).
 Columns: pass@1 on the single- and multi-line splits (n = 1, greedy, executed in the sandbox of
 bench.humaneval_exec), SantaCoder-FIM exact match, and the parse rate of the filled HumanEval files
 (single + multi). Subsets are seeded samples (bench.datasets.fixed_subset); every n is printed.
+SantaCoder-FIM runs the languages of --languages (--limit tasks of each) and adds a table per language:
+exact match and the parse rate of the filled files with that language's grammar beside the canonical
+middles' (bench.santacoder).
 
 Stdout ends with one JSON line. Its top-level metrics are dcomplete's default row (fast sampler, own
 length) as fractions in [0, 1], or null when that row was not run. Model rows also count `no_spot`
@@ -27,41 +31,32 @@ import ast
 import json
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from bench.baselines import BASELINES
-from bench.datasets import DataError, InfillTask, fixed_subset, load_humaneval, load_santacoder_py
+from bench.datasets import (
+    SANTACODER_LANGUAGES,
+    DataError,
+    InfillTask,
+    fixed_subset,
+    load_humaneval,
+    load_santacoder,
+)
 from bench.humaneval_exec import check_program, isolation_wrapper, run_programs
 from bench.knob_plot import PLOT_THRESHOLDS, write_knob_plot
+from bench.santacoder import by_language, format_language_table, santacoder_exact_match
+from bench.saved_fills import SavedFills
 from bench.tally import Cost, Filled, RowTally
 
 DEFAULT_ROW = "dcomplete/fast/own"
 SAMPLERS = ("fast", "reference", "ar")
 DEFAULT_MULTI_SUBSET = 1000
+PROGRESS_EVERY = 25
 
 
 Completer = Callable[[InfillTask, RowTally], Filled]
-
-
-def santacoder_first_line(generation: str) -> str:
-    """The line the SantaCoder-FIM exact match compares, exactly as Qwen2.5-Coder scores it.
-
-    Qwen2.5-Coder `qwencoder-eval/base/benchmarks/fim-bench/hm_fim/humaneval_fim.py` (`evaluate_results`),
-    copied verbatim by Open-dLLM `eval/eval_infill/compute_em_santa.py` for its DreamOn-style runs: when the
-    generation starts with "\\n" or " \\n" take its second line, else its first; strip it. benchmarks.md §1
-    paraphrases this as "the first non-empty generated line"; the two differ only for generations that
-    open with two or more blank lines (or a blank line with other whitespace), where this rule compares ""
-    and fails, as theirs does.
-    """
-    lines = generation.split("\n")
-    if generation.startswith("\n") or generation.startswith(" \n"):
-        return lines[1].strip()
-    return lines[0].strip()
-
-
-def santacoder_exact_match(generation: str, canonical: str) -> bool:
-    return santacoder_first_line(generation) == canonical.strip()
 
 
 def parses(document: str) -> bool:
@@ -82,8 +77,11 @@ def baseline_completer(name: str) -> Completer:
 
 
 def canonical_completer(task: InfillTask, tally: RowTally) -> Filled:
-    """The dataset's own middle: the harness check (must score 100 in every column)."""
-    return Filled(task.prefix + task.middle + task.suffix, task.middle)
+    """The dataset's own middle: the harness check (must score 100 in every column but SantaCoder's parse
+    rates, whose files are partly fragments)."""
+    if task.test:
+        return Filled(task.prefix + task.middle + task.suffix, task.middle)
+    return Filled(task.prefix + task.middle + "\n" + task.suffix, task.middle)
 
 
 def model_completer(engine: Any, params: Any, length: str, heal: bool = True) -> Completer:
@@ -106,7 +104,7 @@ def model_completer(engine: Any, params: Any, length: str, heal: bool = True) ->
     def complete(task: InfillTask, tally: RowTally) -> Filled:
         if length == "own":
             text, offset = task.prefix + "\n" + task.suffix, task.cursor
-            spot = plan_completion(text, offset, language="python")
+            spot = plan_completion(text, offset, language=task.language)
         else:
             text, offset = task.document, task.cursor
             oracle = len(engine.tokenizer.encode(task.middle, add_special_tokens=False))
@@ -115,7 +113,7 @@ def model_completer(engine: Any, params: Any, length: str, heal: bool = True) ->
             tally.no_spot += 1
             return Filled(text, "")
         try:
-            result = fill(engine, text, [spot], params, language="python", options=options)
+            result = fill(engine, text, [spot], params, language=task.language, options=options)
         except ContextOverflow:  # an oracle middle longer than the model's context: counted as a miss
             tally.notes.update(["gap longer than the model's context"])
             tally.no_edit += 1
@@ -149,13 +147,16 @@ class Suite:
 BENCHMARKS = ("single", "multi", "santacoder")
 
 
-def load_suite(limit: int | None, seed: int, benchmarks: Sequence[str] = BENCHMARKS) -> Suite:
-    """The seeded subsets; a benchmark left out of `benchmarks` is empty (its columns print "-")."""
+def load_suite(limit: int | None, seed: int, benchmarks: Sequence[str] = BENCHMARKS,
+               languages: Sequence[str] = ("py",)) -> Suite:
+    """The seeded subsets; a benchmark left out of `benchmarks` is empty (its columns print "-").
+    SantaCoder-FIM takes `limit` tasks of each of `languages`, one language after another."""
     multi_limit = DEFAULT_MULTI_SUBSET if limit is None else limit
+    santacoder = [task for code in languages for task in fixed_subset(load_santacoder(code), limit, seed)]
     return Suite(
         single=fixed_subset(load_humaneval("single"), limit, seed) if "single" in benchmarks else [],
         multi=fixed_subset(load_humaneval("multi"), multi_limit, seed) if "multi" in benchmarks else [],
-        santacoder=fixed_subset(load_santacoder_py(), limit, seed) if "santacoder" in benchmarks else [])
+        santacoder=santacoder if "santacoder" in benchmarks else [])
 
 
 def _progress(message: str) -> None:
@@ -170,14 +171,25 @@ def _pass_rate(tasks: Sequence[InfillTask], filled: Sequence[Filled], workers: i
 
 
 def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int | None,
-                 benchmarks: Sequence[str] = BENCHMARKS) -> dict:
-    """Fill every task of the chosen benchmarks with `complete` and score them."""
+                 benchmarks: Sequence[str] = BENCHMARKS, saved: SavedFills | None = None,
+                 saved_only: bool = False) -> dict:
+    """Fill every task of the chosen benchmarks with `complete` (or take its fill from `saved`) and score
+    them; `saved_only` scores only the tasks `saved` holds for this row."""
     tally = RowTally()
+    saved = saved or SavedFills(None)
+    chosen = {b: [t for t in getattr(suite, b) if not saved_only or saved.get(name, b, t.task_id)]
+              for b in BENCHMARKS}
+    suite = Suite(chosen["single"], chosen["multi"], chosen["santacoder"])
     for bench_name in benchmarks:
         tasks = getattr(suite, bench_name)
         started = time.monotonic()
         tally.current = bench_name
-        tally.filled[bench_name] = [complete(task, tally) for task in tasks]
+        filled = tally.filled[bench_name] = []
+        for index, task in enumerate(tasks, 1):
+            done = saved.get(name, bench_name, task.task_id)
+            filled.append(done or saved.put(name, bench_name, task.task_id, complete(task, tally)))
+            if index % PROGRESS_EVERY == 0:
+                _progress(f"[{name}] {bench_name}: {index}/{len(tasks)} in {time.monotonic() - started:.1f}s")
         _progress(f"[{name}] {bench_name}: {len(tasks)} filled in {time.monotonic() - started:.1f}s")
     row: dict = {"n": {b: len(getattr(suite, b)) for b in benchmarks}}
     if "single" in benchmarks:
@@ -188,6 +200,7 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int | No
         hits = [santacoder_exact_match(f.completion, t.middle)
                 for t, f in zip(suite.santacoder, tally.filled["santacoder"])]
         row["exact_match_santacoder"] = sum(hits) / len(hits) if hits else None
+        row["santacoder_by_language"] = by_language(suite.santacoder, tally.filled["santacoder"])
     documents = [f.document for b in ("single", "multi") for f in tally.filled.get(b, [])]
     row["parse_rate"] = sum(map(parses, documents)) / len(documents) if documents else None
     if tally.cost:
@@ -224,7 +237,7 @@ def format_table(rows: dict[str, dict], sizes: dict[str, int]) -> str:
         cells = " ".join(f"{_percent(row.get(key)):>7}" for key in
                          ("pass_at_1_single", "pass_at_1_multi", "exact_match_santacoder", "parse_rate"))
         lines.append(f"{name:<26} {cells}  {counts}")
-    lines.append("values in %; pass@1 with n=1 greedy; sc-EM = SantaCoder-FIM py exact match (first line); "
+    lines.append("values in %; pass@1 with n=1 greedy; sc-EM = SantaCoder-FIM exact match (first line, all languages); "
                  f"parse = ast.parse of the filled HumanEval files; subset sizes {sizes}")
     return "\n".join(lines)
 
@@ -235,6 +248,8 @@ def summary(rows: dict[str, dict], args: argparse.Namespace, suite: Suite) -> di
         "pass_at_1_single": default.get("pass_at_1_single"),
         "pass_at_1_multi": default.get("pass_at_1_multi"),
         "exact_match_santacoder": default.get("exact_match_santacoder"),
+        "santacoder_by_language": default.get("santacoder_by_language"),
+        "languages": args.languages,
         "parse_rate": default.get("parse_rate"),
         "default_row": DEFAULT_ROW,
         "model": args.model,
@@ -282,6 +297,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "(at --length oracle, else own) and plot it")
     parser.add_argument("--benchmarks", default=",".join(BENCHMARKS),
                         help=f"comma-separated subset of {','.join(BENCHMARKS)} (default: all)")
+    parser.add_argument("--languages", default="py",
+                        help="SantaCoder-FIM languages, comma-separated, from "
+                             f"{','.join(SANTACODER_LANGUAGES)} (default: py); --limit tasks of each")
     parser.add_argument("--seed", type=int, default=0, help="subset sample and sampler seed")
     parser.add_argument("--eos-penalty", type=float, default=0.0,
                         help="subtracted from end-of-text logits (for a model that leaves gaps empty)")
@@ -291,6 +309,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--canonical", action="store_true",
                         help="add a row of the canonical middles; it must score 100 (checks the harness)")
     parser.add_argument("--workers", type=int, default=None, help="parallel sandboxed test runs")
+    parser.add_argument("--save", default=None, metavar="JSONL",
+                        help="append each fill to this file and skip the tasks it already holds (resume a "
+                             "stopped run by repeating the command; bench.saved_fills)")
+    parser.add_argument("--saved-only", action="store_true",
+                        help="with --save: score only the tasks already saved (no model runs for the others)")
     args = parser.parse_args(argv)
     unknown = set(args.benchmarks.split(",")) - set(BENCHMARKS)
     if unknown:
@@ -299,6 +322,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     unknown = set(args.sampler.split(",")) - set(SAMPLERS)
     if unknown:
         parser.error(f"--sampler: unknown {', '.join(sorted(unknown))}; choose from {', '.join(SAMPLERS)}")
+    unknown = set(args.languages.split(",")) - set(SANTACODER_LANGUAGES)
+    if unknown:
+        parser.error(f"--languages: unknown {', '.join(sorted(unknown))}; "
+                     f"choose from {', '.join(SANTACODER_LANGUAGES)}")
     if args.limit is not None and args.limit < 1:
         parser.error(f"--limit must be >= 1, got {args.limit}")
     return args
@@ -307,11 +334,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        suite = load_suite(args.limit, args.seed, args.benchmarks.split(","))
+        suite = load_suite(args.limit, args.seed, args.benchmarks.split(","), args.languages.split(","))
     except DataError as error:
         print(f"bench.quality: {error}", file=sys.stderr)
         return 2
     _progress(f"tasks: {suite.sizes}; sandbox: {isolation_wrapper()[0]}")
+    saved = SavedFills(args.save)
     rows = {f"baseline/{name}": evaluate_row(f"baseline/{name}", baseline_completer(name), suite,
                                              args.workers) for name in BASELINES}
     if args.canonical:
@@ -330,8 +358,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             for length in ("own", "oracle") if args.length == "both" else (args.length,):
                 name = f"dcomplete/{sampler}/{length}" + ("/no-heal" if args.no_heal else "")
                 rows[name] = evaluate_row(name, model_completer(engine, params, length, not args.no_heal),
-                                          suite, args.workers)
+                                          suite, args.workers, saved=saved, saved_only=args.saved_only)
     print(format_table(rows, suite.sizes))
+    if suite.santacoder:
+        print(format_language_table(rows))
     report = summary(rows, args, suite)
     if args.plot and engine is None:
         _progress("--plot needs a model; no plot written with --model none")

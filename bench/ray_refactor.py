@@ -4,7 +4,7 @@
 
 The files are a fixed set made from a seed (each a small module with one `# <|hole:N|>` in a function
 body), filled as `dcomplete refactor --holes --batch B` would: the same jobs and batches go to the local
-backend (one torch thread, as each actor has) and to a pool of N actors (`infill.ray_refactor.RayFill`,
+backend (one torch thread, as each actor has) and to a pool of N actors (`remote.ray_refactor.RayFill`,
 each holding one CPU and its own engine). "fill s" is the wall time of filling every file after one
 warm-up batch per engine; "start s" the time to start the actors (or load the engine) before it; neither
 the warm-up nor the start counts in files/s. Without a cluster
@@ -27,7 +27,7 @@ from infill.batch_fill import Backend, FailedFile, LocalFill, batches_of
 from infill.fill import FillJob, FillOptions
 from infill.holes import find_holes
 from infill.progress import Progress
-from infill.ray_refactor import RayFill, RayOptions, import_ray
+from remote.ray_refactor import RayFill, RayOptions, import_ray
 
 NAMES = ("total", "items", "scores", "values", "rows", "names", "counts", "paths")
 

@@ -165,7 +165,7 @@ def block_shape_engine(shape: str, device: str, dtype: str | None) -> Engine:
     tiny test tokenizer (every id it writes fits the vocabulary)."""
     from engine.loader import LoadedModel, pick_device, pick_dtype, special_tokens
     from engine.models.registry import family_of
-    from engine.testing import tiny_tokenizer
+    from tests.support.checkpoints import tiny_tokenizer
 
     cfg = BLOCK_SHAPES[shape]
     family = family_of(cfg)
@@ -186,7 +186,7 @@ def load_engine(args: argparse.Namespace) -> Engine:
         return Engine.load(args.model, device=args.device, dtype=args.dtype)
     if args.shape in BLOCK_SHAPES:
         return block_shape_engine(args.shape, args.device, args.dtype)
-    from engine.testing import make_tiny_checkpoint
+    from tests.support.checkpoints import make_tiny_checkpoint
 
     folder = make_tiny_checkpoint(tempfile.mkdtemp(prefix="dcomplete-shape-"), **OPEN_DCODER)
     return Engine.load(folder, device=args.device)

@@ -7,8 +7,9 @@ from typing import Any
 
 import torch
 
-from engine.gguf_base import base_folder, read_shape
-from engine.models.anchored import AdapterShape, AnchoredModel
+from engine.gguf_base import base_folder, read_shape, read_state
+from engine.models.anchored import Adapter, AdapterShape, AnchoredModel
+from engine.models.transformer import on_meta
 
 ADAPTER_FILE = "adapter.safetensors"
 
@@ -24,14 +25,14 @@ def build_anchored(base: str, shape: AdapterShape, device: torch.device, dtype: 
     """The model with base weights loaded and frozen, and the adapter from `adapter_file` (or freshly
     initialised: LoRA B = 0, mask embedding = the mean token embedding); returns the base cache folder too
     (it holds the tokenizer)."""
-    from engine.checkpoint import load_weights
+    from engine.checkpoint import assign_weights
 
     folder = base_folder(base)
     base_shape = read_shape(folder)
-    with torch.device("meta"):
-        model = AnchoredModel(base_shape, shape)
-    load_weights(model, [folder / "model.safetensors"], lambda name: name, device, dtype, skip="adapter.")
-    model.adapter.to_empty(device=device)
+    model = on_meta(lambda: AnchoredModel(base_shape, shape))
+    assign_weights(model, read_state(folder).items(), lambda name: name, device, dtype, skip="adapter.")
+    with torch.device(device):  # built where it runs: a meta module's to_empty is slow (400 small tensors)
+        model.adapter = Adapter(base_shape, shape)
     init_adapter(model)
     if adapter_file is not None:
         from engine.checkpoint import read_safetensors

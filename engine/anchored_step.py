@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from engine.batch_kv import BatchKV
+from engine.anchored_kv import AnchoredKV
 from engine.canvas_batch import CanvasBatch, query_positions
 from engine.doc_cache import DocKV
 from engine.models.anchored import (
@@ -33,7 +33,7 @@ from engine.models.anchored import (
     layout,
     right_view,
 )
-from engine.models.layers import LayerKV, apply_rotary, rotary_tables
+from engine.models.layers import apply_rotary, rotary_tables
 from engine.params import DenoiseParams
 
 if TYPE_CHECKING:
@@ -46,37 +46,35 @@ class AnchoredPredictor:
         self.model: AnchoredModel = loaded.model  # type: ignore[assignment]
         self.params = params
         self.room = self.model.adapter.shape.gap_room
-        n = batch.x.shape[0]
-        self.kv = BatchKV(len(self.model.model.layers), n, batch.x.shape[1], loaded.device)
-        self._views: dict[object, RightView] = {}  # right_view per (rows, spans) of a forward
-        self._allocate(batch)
-
-    def _allocate(self, batch: CanvasBatch) -> None:
         n, width = batch.x.shape
-        shape = (n, self.model.shape.num_key_value_heads, width, self.model.head_dim)
-        dtype = self.model.lm_head.weight.dtype
-        self.kv.layers = [LayerKV(torch.zeros(shape, dtype=dtype, device=self.device),
-                                  torch.zeros(shape, dtype=dtype, device=self.device)) for _ in range(self.kv.n_layers)]
-        self.kv.ids = torch.full((n, width), -1, dtype=torch.long, device=self.device)
+        shape = self.model.shape
+        self.kv = AnchoredKV(shape.num_hidden_layers, n, width, shape.num_key_value_heads, self.model.head_dim,
+                             loaded.dtype, loaded.device)
+        self._views: dict[object, RightView] = {}  # right_view of the whole batch per layout
 
     def add_rows(self, n: int) -> None:
         """n rows joined the batch: nothing of theirs is cached, so their first step prefills them."""
         self.kv.add_rows(n)
-        self._views.clear()
 
     def keep_rows(self, rows: list[int]) -> None:
         self.kv.keep_rows(torch.tensor(rows, dtype=torch.long, device=self.kv.ids.device))
-        self._views.clear()
 
-    def structure(self, batch: CanvasBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        """(positions, segments), (B, L); segments -1 on padding."""
-        n, width = batch.x.shape
-        positions = torch.zeros((n, width), dtype=torch.long)
-        segments = torch.full((n, width), -1, dtype=torch.long)
-        for b, row in enumerate(batch.rows):
-            length = batch.lengths[b]
-            positions[b, :length], segments[b, :length] = layout(length, row.spans, self.room)
-        return positions.to(batch.x.device), segments.to(batch.x.device)
+    def _layout(self, batch: CanvasBatch) -> tuple[torch.Tensor, torch.Tensor, RightView, object]:
+        """(positions, segments) (B, L), segments -1 on padding, and the batch's `RightView`, with the key of
+        that layout: computed once per layout (it changes only when a span grows or rows join or leave)."""
+        key = tuple((length, tuple(map(tuple, row.spans))) for length, row in zip(batch.lengths, batch.rows))
+        if key not in self._views:
+            n, width = batch.x.shape
+            positions = torch.zeros((n, width), dtype=torch.long)
+            segments = torch.full((n, width), -1, dtype=torch.long)
+            for b, row in enumerate(batch.rows):
+                length = batch.lengths[b]
+                positions[b, :length], segments[b, :length] = layout(length, row.spans, self.room)
+            positions, segments = positions.to(batch.x.device), segments.to(batch.x.device)
+            self._views.clear()
+            self._views[key] = (positions, segments, right_view(segments, positions, self.room))
+        positions, segments, view = self._views[key]
+        return positions, segments, view, key
 
     def warm(self, old: DocKV, batch: CanvasBatch) -> None:
         """Reuse `old` (the last canvas of this document) for row 0, segment by segment."""
@@ -114,24 +112,17 @@ class AnchoredPredictor:
     def grew(self, batch: CanvasBatch, b: int, span: int, n: int) -> None:
         """n masks were inserted at the end of span `span` of row b: move the cached slots after them, and
         when the span outgrew its room (the text after it moved), drop everything after the first gap."""
-        self.kv.fit_width(batch.x.shape[1])
+        self.kv.fit(batch.x.shape[1], self.kv.extra)
         start, end = batch.rows[b].spans[span]
-        at = end - n
-        for layer in self.kv.layers:
-            assert layer is not None
-            for t in (layer.k, layer.v):
-                t[b, :, at + n :] = t[b, :, at : t.shape[2] - n].clone()
-        ids = self.kv.ids
-        ids[b, at + n :] = ids[b, at : ids.shape[1] - n].clone()
-        ids[b, at : at + n] = -1
+        self.kv.shift(b, end - n, n)
         if end - start > self.room:
-            ids[b, batch.rows[b].spans[0][0] :] = -1
+            self.kv.ids[b, batch.rows[b].spans[0][0] :] = -1
 
     def predict(self, batch: CanvasBatch, candidates: torch.Tensor,
                 changed: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits (M, V) for the candidate positions in `candidates.nonzero()` order, positions run per row)."""
-        self.kv.fit_width(batch.x.shape[1])
-        positions, segments = self.structure(batch)
+        positions, segments, view, key = self._layout(batch)
+        self.kv.fit(batch.x.shape[1], view.index.shape[1])
         masked = batch.masked
         gap = (segments % 2 == 1) & (segments >= 0)
         rows_m, pos_m = candidates.nonzero(as_tuple=True)
@@ -146,16 +137,18 @@ class AnchoredPredictor:
         out: torch.Tensor | None = None
         for group in by_width(need):
             pick = torch.isin(rows_m, group)
-            logits = self._forward(batch, group, need, rows_m[pick], pos_m[pick], positions, segments, gap)
+            logits = self._forward(batch, group, need, rows_m[pick], pos_m[pick], positions, segments, gap, view,
+                                   key)
             if out is None:
                 out = logits.new_empty((rows_m.numel(), logits.shape[-1]))
             out[pick] = logits
         assert out is not None
+        self.kv.copies_of = key
         return out, need.sum(-1).cpu()
 
     def _forward(self, batch: CanvasBatch, group: torch.Tensor, need: torch.Tensor, rows_m: torch.Tensor,
-                 pos_m: torch.Tensor, positions: torch.Tensor, segments: torch.Tensor,
-                 gap: torch.Tensor) -> torch.Tensor:
+                 pos_m: torch.Tensor, positions: torch.Tensor, segments: torch.Tensor, gap: torch.Tensor,
+                 view: RightView, key: object) -> torch.Tensor:
         """One forward over the rows in `group`: their `need` positions as queries; logits for the
         candidates (rows_m, pos_m) of those rows."""
         masked = batch.masked
@@ -164,11 +157,13 @@ class AnchoredPredictor:
         x = batch.x[group]
         query = query_positions(need[group])
         committed = gap[group] & ~masked[group]
-        view = self._right_view(batch, group, segments, positions)
+        if group.numel() != batch.x.shape[0]:
+            view = RightView(view.index[group], view.shift[group], view.gap[group])
+        copies_stale = self.kv.copies_of != key or bool(torch.isin(query, view.index).any())
         allowed, right = attention(segments[group], query, committed, view)
         adapt = GapAdapt(self.model.adapter, gap[group].gather(1, query), allowed, right, self.params.adapter)
         ctx = AnchoredContext(self.kv.select(group), view, self.model.shape.rope_theta, query_index=query,
-                              adapt=adapt)
+                              adapt=adapt, canvas_width=self.kv.width, copies_stale=copies_stale)
         slot = torch.full_like(x, -1)
         slot.scatter_(1, query, torch.arange(query.shape[1], device=query.device).expand_as(query))
         r = local[rows_m]
@@ -176,16 +171,6 @@ class AnchoredPredictor:
                             logits_at=(r, slot[r, pos_m - 1]))
         self.kv.update(group, ctx.layers, query, x)
         return logits
-
-    def _right_view(self, batch: CanvasBatch, group: torch.Tensor, segments: torch.Tensor,
-                    positions: torch.Tensor) -> RightView:
-        """`right_view` of the rows in `group`, kept until a span grows (it depends on the layout only)."""
-        key = (tuple(group.tolist()), tuple(tuple(map(tuple, batch.rows[b].spans)) for b in group.tolist()))
-        if key not in self._views:
-            if len(self._views) >= 4:
-                self._views.clear()
-            self._views[key] = right_view(segments[group], positions[group], self.room)
-        return self._views[key]
 
     def _open_spans(self, batch: CanvasBatch) -> torch.Tensor:
         """(B, L): positions of spans that still hold a mask."""

@@ -54,6 +54,11 @@ class EngineLike(Protocol):
         """Fill every mask of every canvas (ARCHITECTURE.md has the contract)."""
         ...
 
+    def warm(self, requests: Sequence[InfillRequest], params: DenoiseParams | None = None) -> bool:
+        """Prepare the documents' caches for these canvases without filling them (may do nothing); whether
+        it did."""
+        ...
+
 
 class WithTraits:
     """`EngineLike`'s attributes, read from `self.traits`."""

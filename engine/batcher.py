@@ -146,6 +146,11 @@ class Batcher(WithTraits):
         assert call.results is not None
         return call.results
 
+    def warm(self, requests: Sequence[InfillRequest], params: DenoiseParams | None = None) -> bool:
+        """Nothing: an engine shared by many callers keeps each document's cache from its own fills, and a
+        warm-up must not hold up their rows."""
+        return False
+
     def close(self) -> None:
         """Stop the worker; the running loop stops at its next step, calls still waiting fail with
         BatcherClosed."""

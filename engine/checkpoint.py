@@ -6,7 +6,7 @@ Pickle weights (`pytorch_model.bin`, `*.pt`) are refused: loading them runs arbi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +79,17 @@ def load_weights(
 ) -> None:
     """Fill a model built on the meta device with the checkpoint's tensors, by (renamed) parameter name;
     parameters under the prefix `skip` are not in the checkpoint and are left alone."""
+    assign_weights(model, iter_tensors(files, device), rename, device, dtype, skip)
+
+
+def assign_weights(
+    model: nn.Module, tensors: Iterable[tuple[str, torch.Tensor]], rename: Callable[[str], str],
+    device: torch.device, dtype: torch.dtype, skip: str | None = None,
+) -> None:
+    """`load_weights` from (name, tensor) pairs."""
     expected = {k: v for k, v in model.state_dict().items() if skip is None or not k.startswith(skip)}
     state: dict[str, torch.Tensor] = {}
-    for name, tensor in iter_tensors(files, device):
+    for name, tensor in tensors:
         ours = rename(name)
         if ours in expected:
             if tuple(tensor.shape) != tuple(expected[ours].shape):
@@ -89,7 +97,7 @@ def load_weights(
                     f"parameter {name}: shape {tuple(tensor.shape)} in the checkpoint, "
                     f"{tuple(expected[ours].shape)} in its config"
                 )
-            state[ours] = tensor.to(dtype)
+            state[ours] = tensor.to(device=device, dtype=dtype)
     tied = getattr(getattr(model, "shape", None), "tie_word_embeddings", False)
     missing = [k for k in expected if k not in state and not (tied and k == "lm_head.weight")]
     if missing:

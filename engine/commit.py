@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from engine.drafting import DraftPolicy, Plan
 from engine.policies import (
     end_run,
     select_leading_run,
@@ -69,22 +70,35 @@ class InPlaceCommit:
 
 
 class LeadingRunCommit:
+    """Greedy (`verify`), the lookahead and the drafts per span come from the model's `DraftPolicy` each
+    step (what rows cost on this device against how often drafts are kept), unless `params.block` sets
+    the lookahead; the reference rule and the adapter off write one token per span per step."""
+
     def __init__(self, loaded: LoadedModel, params: DenoiseParams, special: SpecialTokens) -> None:
         self.params = params
         self.special = special
         self.precision = torch.float32
-        one_at_a_time = params.rule == "reference" or not params.adapter  # no mask row is read
-        self.block = 1 if one_at_a_time else params.block or loaded.family.lookahead
         self.verifies = params.verify and params.temperature == 0
         ranked = params.rule == "threshold" and params.adapter
         self.threshold = params.threshold if ranked else float("inf")
+        self.drafting: DraftPolicy | None = None
+        if params.rule == "reference" or not params.adapter:  # no mask row is read
+            self.plan = Plan(1, 0)
+        elif params.block or not self.verifies:
+            block = params.block or loaded.family.lookahead
+            self.plan = Plan(block, block - 1)
+        else:
+            self.drafting = loaded.drafting
+            self.plan = self.drafting.plan()
 
     def begin(self, batch: CanvasBatch) -> None:
         if self.verifies:
             batch.drafts = torch.zeros_like(batch.masked)
 
     def targets(self, batch: CanvasBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        candidates = batch.leading_masks(self.block)
+        if self.drafting is not None:
+            self.plan = self.drafting.plan()
+        candidates = batch.leading_masks(self.plan.lookahead)
         if batch.drafts is None:
             return candidates, candidates
         return candidates, candidates | batch.drafts
@@ -117,20 +131,26 @@ class LeadingRunCommit:
         new_x = batch.x.clone()
         drafts = torch.zeros_like(batch.drafts)
         end_ids = self.special.end_ids
+        checked = right = 0
         for b, row in enumerate(batch.rows):
             picked = [j for j, r in enumerate(rows) if r == b]
             if not picked:
                 continue
+            x = batch.x[b].tolist()
+            old = batch.drafts[b].nonzero().flatten().tolist()
             out, kept = speculate(
-                batch.x[b].tolist(), row.spans, [cols[j] for j in picked],
-                set(batch.drafts[b].nonzero().flatten().tolist()), {cols[j]: proposed[j] for j in picked},
+                x, row.spans, [cols[j] for j in picked], set(old), {cols[j]: proposed[j] for j in picked},
                 {cols[j]: conf[j] for j in picked}, self.threshold, batch.mask_id,
                 [end_ids | row.stops_of(i) for i in range(len(row.spans))],
-                set(single[b].nonzero().flatten().tolist()), most=self.block - 1)
+                set(single[b].nonzero().flatten().tolist()), most=self.plan.most)
             new_x[b] = torch.tensor(out, dtype=new_x.dtype, device=new_x.device)
             if kept:
                 drafts[b, sorted(kept)] = True
+            checked += len(old)
+            right += sum(out[p] == x[p] for p in old)
         batch.drafts = drafts
+        if self.drafting is not None:
+            self.drafting.observe(checked, right)
         return new_x
 
     def _end_spans(self, batch: CanvasBatch, new_x: torch.Tensor) -> None:

@@ -8,6 +8,7 @@ policy write some of them, then grow spans that filled without an end token. Fix
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import torch
@@ -58,6 +59,15 @@ class Denoiser:
                     state.hand_over(feed)
             return self._finish(state, requests, params, feed)
 
+    def prefill(self, request: InfillRequest, params: DenoiseParams, warm: DocKV | None = None) -> DocKV | None:
+        """Run only the first step's forward over `request` (what the fixed text needs: all of it, or what
+        `warm` lacks) and return what the document keeps, writing nothing."""
+        with torch.inference_mode(), fused_kernels_only(self.loaded.device):
+            state = self._start([request], params, warm)
+            _, targets = state.commit.targets(state.batch)
+            state.predictor.predict(state.batch, targets, state.changed)
+            return state.predictor.keep(state.batch)
+
     def _build(self, requests: list[InfillRequest]) -> CanvasBatch:
         sp = self.special
         return CanvasBatch.build([list(r.canvas) for r in requests], [r.max_grow for r in requests],
@@ -79,6 +89,7 @@ class Denoiser:
     def step(self, state: LoopState, params: DenoiseParams, gen: torch.Generator, feed: RowFeed | None) -> None:
         """One denoising step over every live row with masks."""
         batch, rows = state.batch, state.rows
+        started = time.perf_counter()
         active = batch.masked.any(-1).cpu()
         candidates, targets = state.commit.targets(batch)
         logits, ran = state.predictor.predict(batch, targets, state.changed)
@@ -89,7 +100,6 @@ class Denoiser:
         if params.eos_penalty:
             logits[:, sorted(self.special.end_ids)] -= params.eos_penalty
         batch.constrain(targets, logits)
-        rows.counted(active, ran)
         tokens, score = propose(logits, params.alg, params.temperature, params.top_p, gen, state.commit.precision)
         new_x = state.commit.commit(batch, candidates, targets, tokens, score, rows)
         was_open = open_spans(batch)
@@ -99,6 +109,7 @@ class Denoiser:
         for b, span, extra in grow_spans(batch, was_open, params, rows, self.special.end_ids):
             state.predictor.grew(batch, b, span, extra)
         state.widen_changed()
+        rows.counted(active, ran, time.perf_counter() - started)
 
     def _finish(self, state: LoopState, requests: list[InfillRequest], params: DenoiseParams,
                 feed: RowFeed | None) -> tuple[list[InfillResult], DocKV | None]:

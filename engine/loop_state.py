@@ -75,9 +75,12 @@ class LoopRows:
         picked = torch.tensor(rows, dtype=torch.long, device=self.initial.device)
         self.initial, self.row_steps, self.row_step = (t[picked] for t in (self.initial, self.row_steps, self.row_step))
 
-    def counted(self, active: torch.Tensor, positions: torch.Tensor) -> None:
-        """A step ran: one forward for each `active` row (B,), and `positions` (B,) canvas positions."""
+    def counted(self, active: torch.Tensor, positions: torch.Tensor, seconds: float) -> None:
+        """A step of `seconds` ran: one forward for each `active` row (B,), and `positions` (B,) canvas
+        positions; a row's first is its prefill."""
         for b, stat in enumerate(self.stats):
+            if active[b] and not stat.forward_passes:
+                stat.prefill_seconds += seconds
             stat.forward_passes += int(active[b])
             stat.positions += int(positions[b])
 

@@ -18,7 +18,8 @@ import warnings
 import torch
 from torch import nn
 
-from engine.models.layers import FusedLinear
+from engine.models.layers import Adapt
+from engine.models.projections import FusedProjections
 
 
 def _pack(weight: torch.Tensor, bias: torch.Tensor | None):
@@ -30,31 +31,23 @@ def _pack(weight: torch.Tensor, bias: torch.Tensor | None):
     return torch.ops.quantized.linear_prepack(q, None if bias is None else bias.detach().float())
 
 
-class Int8Linear(nn.Module):
-    def __init__(self, linear: nn.Linear) -> None:
-        super().__init__()
-        self.out_features = linear.out_features
-        self.packed = _pack(linear.weight, linear.bias)
+class Int8Projections:
+    """`FusedProjections` with int8 weights; an adapter changes each output by name (no folded LoRA)."""
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.ops.quantized.linear_dynamic(x.reshape(-1, x.shape[-1]), self.packed).view(
-            *x.shape[:-1], self.out_features)
-
-
-class Int8Fused:
-    """`FusedLinear` with int8 weights."""
-
-    def __init__(self, fused: FusedLinear) -> None:
-        self.sizes = fused.sizes
+    def __init__(self, fused: FusedProjections) -> None:
+        self.names, self.sizes = fused.names, fused.sizes
         self.packed = _pack(fused.weight, fused.bias)
 
-    def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def __call__(self, x: torch.Tensor, adapt: Adapt | None, layer: int) -> tuple[torch.Tensor, ...]:
         y = torch.ops.quantized.linear_dynamic(x.reshape(-1, x.shape[-1]), self.packed)
-        return y.view(*x.shape[:-1], y.shape[-1]).split(self.sizes, dim=-1)
+        ys = y.view(*x.shape[:-1], y.shape[-1]).split(self.sizes, dim=-1)
+        if adapt is None:
+            return ys
+        return tuple(adapt.project(layer, name, x, out) for name, out in zip(self.names, ys))
 
 
 def quantize_int8(model: nn.Module) -> None:
     """Swap gate/up and o_proj of every block for int8 versions (in place, after `fuse_for_inference`)."""
     for block in model.model.layers:
-        block.mlp.gate_up = Int8Fused(block.mlp.gate_up)
-        block.self_attn.o_proj = Int8Linear(block.self_attn.o_proj)
+        block.mlp.gate_up = Int8Projections(block.mlp.gate_up)
+        block.self_attn.out = Int8Projections(block.self_attn.out)

@@ -10,12 +10,15 @@ from engine.canvas_batch import Lead, SpanEnd
 
 @dataclass
 class Stats:
-    """`positions`: canvas positions run through the model, over all steps (the compute a cache saves)."""
+    """`positions`: canvas positions run through the model, over all steps (the compute a cache saves);
+    `prefill_seconds`: the row's first step (its fixed text, or what its document's cache lacked, and the
+    first proposal), part of `seconds`."""
 
     new_tokens: int = 0
     forward_passes: int = 0
     seconds: float = 0.0
     positions: int = 0
+    prefill_seconds: float = 0.0
 
     @property
     def tokens_per_forward(self) -> float:
@@ -23,7 +26,8 @@ class Stats:
 
     def add(self, other: Stats) -> Stats:
         return Stats(self.new_tokens + other.new_tokens, self.forward_passes + other.forward_passes,
-                     self.seconds + other.seconds, self.positions + other.positions)
+                     self.seconds + other.seconds, self.positions + other.positions,
+                     self.prefill_seconds + other.prefill_seconds)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
-"""Text side of dcomplete: edit windows, canvases, post-processing and the `dcomplete` CLI.
+"""Text side of dcomplete: edit windows, canvases, post-processing; the front doors (`lsp_server`, `cli`,
+`remote`) call it.
 
 Positions are `str` offsets into the document; `infill.positions` converts to and from LSP.
 """
 
-from infill.fill import FillJob, FillOptions, FillResult, fill, fill_many
+from infill.fill import FillJob, FillOptions, FillResult, fill, fill_many, warm
 from infill.holes import find_holes
 from infill.languages import LANGUAGES, LanguageSpec, get_language, language_for_path
 from infill.spots import Edit, Spot, apply_edits
@@ -25,4 +26,5 @@ __all__ = [
     "language_for_path",
     "plan_completion",
     "plan_regenerate",
+    "warm",
 ]

@@ -1,7 +1,7 @@
 """Where `dcomplete refactor` sends its batches: one engine in this process, or a pool of Ray actors
-(`infill.ray_refactor`). Both take the same batches of `FillJob`s, in the same order, and give back one
+(`remote.ray_refactor`). Both take the same batches of `FillJob`s, in the same order, and give back one
 outcome per job; everything around them (planning, output, atomic writes, `--check`, rollback) is one
-code path in `infill.cli_refactor`."""
+code path in `cli.refactor_command`."""
 
 from __future__ import annotations
 

@@ -16,15 +16,7 @@ from typing import TYPE_CHECKING, Any
 from infill.canvas import Canvas, ContextOverflow, canvas_for, check_spots, instruction_header, line_break_ids
 from infill.languages import LanguageSpec, get_language
 from infill.leads import TextLead
-from infill.postprocess import (
-    balance_brackets,
-    decode,
-    drop_reason,
-    shape_text,
-    span_ids,
-    token_offsets,
-    trim_suffix_echo,
-)
+from infill.postprocess import decode, drop_reason, finish, span_ids, token_offsets
 from infill.repair import Baseline, ParseCheck, baseline, check_filled, remask_range
 from infill.span_end import TextEnd
 from infill.spots import Edit, Spot
@@ -155,10 +147,8 @@ class _Document:
         dropped = []
         for slot, (start, end) in zip(self.canvas.slots, self.positions):
             kept = span_ids(self.current[start:end], special)
-            shaped = shape_text(decode(tokenizer, kept), slot, text, self.spec)
+            shaped, new_text = finish(decode(tokenizer, kept), slot, text, self.spec)
             spot = slot.spot
-            new_text = trim_suffix_echo(shaped.text, text[spot.end :])
-            new_text = balance_brackets(text, spot.start, spot.end, new_text, self.spec)
             reason = drop_reason(new_text, text, spot.end, spot.start if spot.start == spot.end else None)
             raws.append((kept, shaped))
             if reason is not None or new_text == text[spot.start : spot.end]:
@@ -196,6 +186,8 @@ class _Document:
         best = min(self.attempts, key=lambda a: a.check.added)
         edits = list(best.edits)
         self.notes.extend(best.dropped)
+        if not self.spec.has_grammar and any(edits):
+            self.notes.append(f"no parse check ran ({self.spec.id}: no grammar for this language)")
         if best.check.added > 0 and not self.options.keep_invalid:
             blamed = [i for i, w in enumerate(best.check.where) if w is not None] or list(range(len(edits)))
             for index in blamed:
@@ -243,6 +235,16 @@ def fill_many(
             document.absorb(result)
     finished = iter(d.result() for d in documents)
     return [next(finished) if job.spots else FillResult([], [], Stats(), attempts=0) for job in jobs]
+
+
+def warm(engine: EngineLike, job: FillJob, params: DenoiseParams | None = None,
+         options: FillOptions = FillOptions()) -> bool:
+    """Have the engine compute the fixed text of the canvas `fill` would build for `job` (and keep it for
+    `job.doc_id`) without filling anything, so the next fill of that document runs only what changed;
+    whether the engine kept anything."""
+    if not job.spots or job.doc_id is None:
+        return False
+    return engine.warm([_Document(job, engine, options).first_request()], params)
 
 
 def fill(

@@ -1,6 +1,9 @@
-"""The language table: everything infill needs to know about one programming language.
+"""What infill needs to know about one programming language, and how a language is found.
 
-Adding a language is one `LanguageSpec` row in `LANGUAGES` (plus its grammar wheel in pyproject.toml).
+The rows live in `infill.language_table`: adding a language is one `LanguageSpec` row there plus its
+grammar wheel in pyproject.toml. Nothing else in infill, lsp_server or the editors names a language.
+A language with no row (or a row without a grammar: `PLAIN_TEXT`) still gets line completions; it has no
+parse check, and `infill.fill` says so in its notes.
 """
 
 from __future__ import annotations
@@ -8,40 +11,64 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import re
 from dataclasses import dataclass
 
 import tree_sitter
 
 from infill.parse_cache import ParseCache
 
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
 
 @dataclass(frozen=True)
 class LanguageSpec:
-    """One language: its grammar and the node types the window planner reasons about.
+    """One language: its grammar and what the window planner and post-processing reason about.
 
-    `block_openers` are statements that end a header line with an opener (`:` in Python) and own an
-    indented body; `function_keywords` are the tokens of a header whose body is a whole function or
-    class (a longer window); `statements` are the node types that make up a body; `strings` and `comments` are
-    the node types inside which completion is restricted to the end of the line; `containers` are the
-    sequences (file, body) whose consecutive children a line range may replace without cutting anything.
+    - `language_ids`: the names editors use for it besides `id` (LSP languageIds, Neovim filetypes);
+    - `block_header_end`: tokens that end a line opening a body (`:` in Python, `{` in C-like languages,
+      `then`/`do` in Lua, Ruby and Bash); `block_header_start`: tokens that open a body when they start
+      a line (Ruby `def`, Lua `function`), for bodies that a keyword closes; `block_closers`: those
+      keywords (`end`, `fi`, `done`): a block completion may write its own, on the line that leaves it;
+    - `function_keywords`: tokens of a header whose body is a whole function or class (a longer window);
+    - `statements`: node types that make up a body (a statement that ends at the cursor is complete);
+      `strings` and `comments`: inside them completion keeps to the end of the line; `containers`: the
+      sequences (file, body) whose consecutive children a line range may replace without cutting anything;
+    - `function_patterns`: tree-sitter patterns capturing a function's `@name` and `@body`
+      (`refactor --function-regex`);
+    - `line_only`: data files (JSON, YAML, TOML): completions are single lines, never blocks.
+    `grammar_module` None means no grammar: line windows only and no parse check.
     """
 
     id: str
-    grammar_module: str
+    grammar_module: str | None
     extensions: tuple[str, ...]
     comment_prefix: str
-    block_openers: frozenset[str]
-    function_keywords: frozenset[str]
-    statements: frozenset[str]
-    strings: frozenset[str]
-    comments: frozenset[str]
-    containers: frozenset[str] = frozenset({"module", "block"})
-    block_header_end: str = ":"
+    language_ids: tuple[str, ...] = ()
+    block_header_end: frozenset[str] = frozenset({"{"})
+    block_header_start: frozenset[str] = frozenset()
+    block_closers: frozenset[str] = frozenset()
+    function_keywords: frozenset[str] = frozenset()
+    statements: frozenset[str] = frozenset()
+    strings: frozenset[str] = frozenset()
+    comments: frozenset[str] = frozenset({"comment"})
+    containers: frozenset[str] = frozenset()
+    function_patterns: tuple[str, ...] = ()
+    line_only: bool = False
     grammar_function: str = "language"
 
     @property
+    def has_grammar(self) -> bool:
+        return self.grammar_module is not None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name an editor or a user may give this language: the id first."""
+        return (self.id, *self.language_ids)
+
+    @property
     def language(self) -> tree_sitter.Language:
-        return _load_grammar(self.grammar_module, self.grammar_function)
+        return _load_grammar(*self._grammar())
 
     def parser(self) -> tree_sitter.Parser:
         return tree_sitter.Parser(self.language)
@@ -49,7 +76,30 @@ class LanguageSpec:
     def parse(self, text: str) -> tree_sitter.Tree:
         """The tree of `text`, parsed incrementally against a recent text of this language (see
         parse_cache.py); shared, so callers must not edit it."""
-        return _parse_cache(self.grammar_module, self.grammar_function).parse(text.encode("utf-8"))
+        return _parse_cache(*self._grammar()).parse(text.encode("utf-8"))
+
+    def _grammar(self) -> tuple[str, str]:
+        if self.grammar_module is None:
+            raise UnsupportedLanguage(f"{self.id} has no grammar (plain-text completion only)")
+        return self.grammar_module, self.grammar_function
+
+    def opens_block(self, line: str) -> bool:
+        """Whether a line of code (without a trailing comment) opens a body on the lines below it: it
+        ends with a `block_header_end` token, or starts with a `block_header_start` token (the first or
+        second token: Lua's `local function`) and does not end with a closer."""
+        if self.line_only:
+            return False
+        tokens = _TOKEN.findall(line)
+        if not tokens:
+            return False
+        if tokens[-1] in self.block_header_end:
+            return True
+        if tokens[-1] in self.block_closers:
+            return False
+        return any(token in self.block_header_start for token in tokens[:2])
+
+    def header_is_function(self, line: str) -> bool:
+        return bool(self.function_keywords & set(_TOKEN.findall(line)))
 
 
 @functools.cache
@@ -63,69 +113,48 @@ def _load_grammar(module_name: str, function_name: str) -> tree_sitter.Language:
     return tree_sitter.Language(getattr(module, function_name)())
 
 
-_PYTHON_COMPOUND = frozenset(
-    {
-        "function_definition",
-        "class_definition",
-        "if_statement",
-        "elif_clause",
-        "else_clause",
-        "for_statement",
-        "while_statement",
-        "with_statement",
-        "try_statement",
-        "except_clause",
-        "finally_clause",
-        "match_statement",
-        "case_clause",
-        "decorated_definition",
-    }
+class UnsupportedLanguage(ValueError):
+    """Raised for a language name or file extension with no row, where a row is required."""
+
+
+PLAIN_TEXT = LanguageSpec(
+    id="plaintext", grammar_module=None, extensions=(), comment_prefix="#", language_ids=("text",),
+    block_header_end=frozenset(), comments=frozenset(),
 )
 
-LANGUAGES: dict[str, LanguageSpec] = {
-    "python": LanguageSpec(
-        id="python",
-        grammar_module="tree_sitter_python",
-        extensions=(".py", ".pyi", ".pyw"),
-        comment_prefix="#",
-        block_openers=_PYTHON_COMPOUND,
-        function_keywords=frozenset({"def", "class"}),
-        statements=_PYTHON_COMPOUND
-        | frozenset(
-            {
-                "expression_statement",
-                "return_statement",
-                "pass_statement",
-                "break_statement",
-                "continue_statement",
-                "raise_statement",
-                "import_statement",
-                "import_from_statement",
-                "assert_statement",
-                "global_statement",
-                "nonlocal_statement",
-                "delete_statement",
-                "type_alias_statement",
-            }
-        ),
-        strings=frozenset({"string", "string_content", "concatenated_string"}),
-        comments=frozenset({"comment"}),
-    ),
-}
+
+def _rows() -> dict[str, LanguageSpec]:
+    from infill.language_table import ROWS
+
+    return {spec.id: spec for spec in (*ROWS, PLAIN_TEXT)}
 
 
-class UnsupportedLanguage(ValueError):
-    """Raised for a language id or file extension with no row in `LANGUAGES`."""
+LANGUAGES: dict[str, LanguageSpec] = _rows()
+_BY_NAME: dict[str, LanguageSpec] = {name: spec for spec in LANGUAGES.values() for name in spec.names}
+
+
+def editor_language_ids() -> list[str]:
+    """Every name the server completes by default: each row's id and editor ids (plain text excluded)."""
+    return [name for spec in LANGUAGES.values() if spec is not PLAIN_TEXT for name in spec.names]
 
 
 def get_language(language: str | LanguageSpec) -> LanguageSpec:
+    """The row named `language` (an id, an LSP languageId or a Neovim filetype)."""
     if isinstance(language, LanguageSpec):
         return language
     try:
-        return LANGUAGES[language]
+        return _BY_NAME[language]
     except KeyError:
         known = ", ".join(sorted(LANGUAGES))
         raise UnsupportedLanguage(f"unsupported language {language!r} (known: {known})") from None
+
+
+def language_or_plain(language: str | LanguageSpec) -> LanguageSpec:
+    """The row named `language`, or `PLAIN_TEXT` for a name with none (line completions, no parse check)."""
+    try:
+        return get_language(language)
+    except UnsupportedLanguage:
+        return PLAIN_TEXT
 
 
 def language_for_path(path: str | os.PathLike[str]) -> LanguageSpec:
@@ -135,3 +164,14 @@ def language_for_path(path: str | os.PathLike[str]) -> LanguageSpec:
         if suffix in spec.extensions:
             return spec
     raise UnsupportedLanguage(f"{os.fspath(path)}: unsupported language (extension {suffix or 'none'!r})")
+
+
+def language_for_file(path: str | os.PathLike[str], override: str | None = None) -> LanguageSpec:
+    """What the CLI uses for a file it was given: `override` (a name; an unknown one is an error), else the
+    language of its extension, else `PLAIN_TEXT`."""
+    if override:
+        return get_language(override)
+    try:
+        return language_for_path(path)
+    except UnsupportedLanguage:
+        return PLAIN_TEXT

@@ -2,13 +2,14 @@
 
 1. `span_ids`: cut the span at its first EOS/pad (the model fills unused slots with them).
 2. `shape_text`: drop the moved indentation (canvas `Slot.lead`), keep one line for a "line" spot,
-   stop a block completion at the first line that leaves the window's indentation scope (a regenerated
+   stop a block completion at the first line that leaves the window's indentation scope, keeping what
+   closes the block on that line (`}`, `end`; a regenerated
    range at the first line indented less than the lines it replaces), cut a line repeated three times
    in a row, and end a regenerated range with the same line breaks (blank lines included) as the text
    it replaces.
 3. `trim_suffix_echo`: cut the result where it starts repeating the lines right after the spot.
 4. `balance_brackets`: stop at the first closer that would close a bracket the text after the spot
-   already closes (or that matches nothing).
+   already closes (or that matches nothing); `settle_closer` does the same for a closing keyword.
 5. `drop_reason`: a result that is empty, only repeats the text after the spot, or (for an insertion)
    starts by repeating the line above is dropped.
 6. `match_indentation`: re-indent the result's lines with the file's style (tabs or N spaces).
@@ -29,6 +30,7 @@ from infill.positions import ByteMap
 from infill.syntax import CLOSERS, OPENERS, bracket_tokens, open_brackets
 
 _INDENT = re.compile(r"[ \t]*")
+_BRACKET_CLOSE = re.compile(r"[ \t]*[)\]}]+[;,]?")
 SPACES_PER_LEVEL = 4
 
 
@@ -142,8 +144,11 @@ def _below_indent(body: str, indent: int) -> str:
 
 def _limit_scope(body: str, slot: Slot, text: str, spec: LanguageSpec) -> str:
     """Cut a block completion before the first line indented less than the window's scope: deeper than
-    the cursor's line when that line ends a block header, else as deep. A blank cursor line takes its
-    scope from the last non-blank line above it (an editor user on an empty line inside a body)."""
+    the cursor's line when that line opens a block (`LanguageSpec.opens_block`), else as deep. A blank
+    cursor line takes its scope from the last non-blank line above it (an editor user on an empty line
+    inside a body). The line that leaves the scope keeps what closes the block (`}`, `});`, `end`, `fi`):
+    a block may close its own braces; `balance_brackets` and `settle_closer` drop a closer that the text
+    after the spot already has."""
     spot = slot.spot
     line_start = text.rfind("\n", 0, spot.start) + 1
     cursor_line = text[line_start : spot.start]
@@ -152,24 +157,66 @@ def _limit_scope(body: str, slot: Slot, text: str, spec: LanguageSpec) -> str:
         cursor_line = text[previous : line_start - 1]
         line_start = previous
     scope = _indent_width(cursor_line)
-    if cursor_line.rstrip().endswith(spec.block_header_end):
+    if spec.opens_block(cursor_line):
         scope += 1
     lines = body.split("\n")
     kept = [lines[0]]
     for line in lines[1:]:
         if line.strip() and _indent_width(line) < scope:
+            closer = _closing_part(line, spec)
+            if closer and _indent_width(line) == scope - 1:
+                kept.append(closer)
             break
         kept.append(line)
     return "\n".join(kept).rstrip()
 
 
-def trim_suffix_echo(new_text: str, suffix: str) -> str:
+def _closing_part(line: str, spec: LanguageSpec) -> str:
+    """The part of `line` that closes a block: its leading closing brackets (with a `;` or `,` after them),
+    or its first word when that is one of the language's block closers; "" otherwise."""
+    match = _BRACKET_CLOSE.match(line)
+    if match and "}" in match.group(0):
+        return match.group(0).rstrip()
+    words = line.split()
+    if words and words[0] in spec.block_closers:
+        return line[: len(line) - len(line.lstrip())] + words[0]
+    return ""
+
+
+def settle_closer(text: str, start: int, end: int, new_text: str, spec: LanguageSpec) -> str:
+    """Drop a final line that is only a block closer of the row (`end`, `fi`, bash's `}`) when the text after
+    the spot already closes the block the spot is in. Grammars such as Ruby's and Bash's parse a stray `end`
+    or `}` as a name, so the parse check alone would not notice a second one."""
+    lines = new_text.rstrip().split("\n")
+    if len(lines) < 2 or lines[-1].strip() not in spec.block_closers or not spec.has_grammar:
+        return new_text
+    if _closed_after(text, start, end, spec):
+        return "\n".join(lines[:-1]).rstrip()
+    return new_text
+
+
+def _closed_after(text: str, start: int, end: int, spec: LanguageSpec) -> bool:
+    """Whether the innermost node around [start, end) that ends with one of the row's block closers ends
+    with a real one (the parser wrote a MISSING closer, or none at all, for a block left open)."""
+    bytemap = ByteMap(text)
+    low, high = bytemap.to_byte(start), bytemap.to_byte(end)
+    node = spec.parse(text).root_node.descendant_for_byte_range(low, high)
+    while node is not None:
+        if node.start_byte < low and node.end_byte >= high and node.child_count:
+            last = node.children[-1]
+            if last.type in spec.block_closers:
+                return not last.is_missing and last.start_byte >= high
+        node = node.parent
+    return False
+
+
+def trim_suffix_echo(new_text: str, suffix: str, spec: LanguageSpec | None = None) -> str:
     """Cut the result where it starts repeating the lines right after the spot: a model that does not
     end a gap by itself writes on into the text that follows it (the first non-blank line after the spot,
     or the first two when that line is short enough to be common, e.g. `return x`, unless the result
     ends after the first)."""
     result_lines = new_text.split("\n")
-    target = echo_target(suffix)
+    target = echo_target(suffix, spec)
     if not target:
         return new_text
     need = len(target)
@@ -181,9 +228,14 @@ def trim_suffix_echo(new_text: str, suffix: str) -> str:
     return new_text
 
 
-def echo_target(suffix: str) -> list[str]:
-    """The stripped lines whose repetition counts as writing into the text after a spot (trim_suffix_echo)."""
+def echo_target(suffix: str, spec: LanguageSpec | None = None) -> list[str]:
+    """The stripped lines whose repetition counts as writing into the text after a spot (trim_suffix_echo).
+    Lines that only close blocks (`}`, `});`, `end`) are passed over: a block the result opens closes with
+    the same line, and `balance_brackets` / `settle_closer` deal with closers."""
+    closers = spec.block_closers if spec is not None else frozenset()
     following = [line.strip() for line in suffix.split("\n") if line.strip()]
+    while following and (_BRACKET_CLOSE.fullmatch(following[0]) or following[0] in closers):
+        following.pop(0)
     if not following:
         return []
     return following[: 1 if len(following[0]) >= 24 or len(following) == 1 else 2]
@@ -191,7 +243,7 @@ def echo_target(suffix: str) -> list[str]:
 
 def balance_brackets(text: str, start: int, end: int, new_text: str, spec: LanguageSpec) -> str:
     """Cut `new_text` before the first closer the surrounding text does not leave room for."""
-    if not any(char in CLOSERS for char in new_text):
+    if not spec.has_grammar or not any(char in CLOSERS for char in new_text):
         return new_text
     filled = text[:start] + new_text + text[end:]
     tree = spec.parse(filled)
@@ -221,6 +273,15 @@ def balance_brackets(text: str, start: int, end: int, new_text: str, spec: Langu
         else:
             return new_text[: bytemap.to_offset(byte) - start].rstrip()
     return new_text
+
+
+def finish(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> tuple[Shaped, str]:
+    """Filters 2-4 in order: the decoded span `raw` -> (its shape, the text for the spot)."""
+    shaped = shape_text(raw, slot, text, spec)
+    spot = slot.spot
+    new_text = trim_suffix_echo(shaped.text, text[spot.end :], spec)
+    new_text = balance_brackets(text, spot.start, spot.end, new_text, spec)
+    return shaped, settle_closer(text, spot.start, spot.end, new_text, spec)
 
 
 def indent_unit(text: str) -> str | None:

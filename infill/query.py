@@ -1,7 +1,9 @@
 """Spots from a tree-sitter query: every node captured as `@spot` (or `@body`) is regenerated.
 
-Example (every function whose name starts with `test_`):
+Example (every Python function whose name starts with `test_`):
 `(function_definition name: (identifier) @name body: (block) @body (#match? @name "^test_"))`.
+A captured body in braces (`{ ... }`) is regenerated between its braces, as whole lines when it spans
+several, so the braces stay and the spot is shaped like a Python body.
 """
 
 from __future__ import annotations
@@ -25,13 +27,15 @@ class BadQuery(ValueError):
 
 
 def function_body_query(name_regex: str, spec: LanguageSpec) -> str:
-    """A query for the bodies of functions whose name matches `name_regex` (Python grammar names)."""
+    """A query for the bodies of functions whose name matches `name_regex` (the row's `function_patterns`)."""
     try:
         re.compile(name_regex)
     except re.error as exc:
         raise BadQuery(f"--function-regex {name_regex!r}: {exc}") from None
+    if not spec.function_patterns:
+        raise BadQuery(f"--function-regex: no function patterns for {spec.id}")
     quoted = name_regex.replace("\\", "\\\\").replace('"', '\\"')
-    return f'(function_definition name: (identifier) @name body: (block) @body (#match? @name "{quoted}"))'
+    return "\n".join(f'({pattern} (#match? @name "{quoted}"))' for pattern in spec.function_patterns)
 
 
 def spots_from_query(
@@ -39,10 +43,12 @@ def spots_from_query(
 ) -> list[Spot]:
     """One block spot per captured node, outermost kept when captures nest; in text order."""
     spec = get_language(language)
+    if not spec.has_grammar:
+        raise BadQuery(f"a query needs a grammar; {spec.id} has none")
     try:
         query = tree_sitter.Query(spec.language, query_source)
     except (tree_sitter.QueryError, ValueError) as exc:
-        raise BadQuery(f"query does not compile: {exc}") from None
+        raise BadQuery(f"query does not compile with the {spec.id} grammar: {exc}") from None
     names = [query.capture_name(i) for i in range(query.capture_count)]
     wanted = [name for name in SPOT_CAPTURES if name in names]
     if not wanted:
@@ -60,9 +66,21 @@ def spots_from_query(
     bytemap = ByteMap(text)
     spots = []
     for low, high in outer:
-        start, end = bytemap.to_offset(low), bytemap.to_offset(high)
+        start, end = _inside_braces(text, bytemap.to_offset(low), bytemap.to_offset(high))
         if start == end:
             continue
         n_masks = math.ceil(count_tokens(text[start:end], tokenizer) * REGENERATE_SLACK) + REGENERATE_EXTRA
         spots.append(Spot(start, end, n_masks, "block"))
     return spots
+
+
+def _inside_braces(text: str, start: int, end: int) -> tuple[int, int]:
+    """[start, end) without its braces when the node is a `{ ... }` body: the whole lines between them
+    when the braces stand at the end of the header line and on a line of their own."""
+    if not (text.startswith("{", start) and end - start >= 2 and text[end - 1] == "}"):
+        return start, end
+    opening_break = text.find("\n", start, end)
+    closing_line = text.rfind("\n", start, end - 1) + 1
+    if opening_break != -1 and not text[start + 1 : opening_break].strip() and not text[closing_line : end - 1].strip():
+        return opening_break + 1, closing_line
+    return start + 1, end - 1

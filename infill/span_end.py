@@ -26,7 +26,7 @@ def span_complete(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> bool:
     body = raw[shaped.raw_start :]
     if _nonblank_lines(shaped.text) < _nonblank_lines(body):
         return True
-    target = echo_target(text[spot.end :])
+    target = echo_target(text[spot.end :], spec)
     complete = [line.strip() for line in body.split("\n")[:-1] if line.strip()]
     return bool(target) and any(complete[i : i + len(target)] == target for i in range(len(complete)))
 

@@ -39,8 +39,10 @@ def plan_completion(text: str, offset: int, language: str | LanguageSpec = "pyth
 
     None: the cursor is inside a word; more than closers follow it on its line (code after the cursor
     means the line is being edited, not written); it is mid-way through a comment; or it ends a
-    statement that is already complete (`x = f()|`). Otherwise a line, or a block after a header line
-    that ends with `:` or after a bracket opened at the end of a line.
+    statement that is already complete (`x = f()|`). Otherwise a line, or a block after a line that opens
+    a body (`LanguageSpec.opens_block`: `:` in Python, `{` in C-like languages, `then`/`do`/`def` in Ruby,
+    Lua and Bash) or after a bracket opened at the end of a line. A language without a grammar
+    (`PLAIN_TEXT`) and data files (`line_only`) get lines only.
     """
     spec = get_language(language)
     if not 0 <= offset <= len(text):
@@ -54,6 +56,8 @@ def plan_completion(text: str, offset: int, language: str | LanguageSpec = "pyth
     rest = after.strip()
     if len(rest) > MAX_LINE_SUFFIX or any(char not in _LINE_SUFFIX_CHARS for char in rest):
         return None
+    if not spec.has_grammar:
+        return _spot(offset, LINE_TOKENS, "line")
 
     tree = spec.parse(text)
     bytemap = ByteMap(text)
@@ -67,17 +71,18 @@ def plan_completion(text: str, offset: int, language: str | LanguageSpec = "pyth
         here = here.parent
 
     scope = scope_start(tree, cursor)
-    brackets = open_brackets(tree, cursor, scope)
+    brackets = [b for b in open_brackets(tree, cursor, scope) if not _opens_body(tree, b.start_byte, spec)]
     last = last_leaf_before(tree, cursor, scope)
+    header_line = _line_up_to(text, bytemap.to_offset(last.end_byte)) if last is not None else ""
+    header = not rest and not spec.line_only and spec.opens_block(header_line)
     if brackets:
         opened_last = last is not None and last.start_byte == brackets[-1].start_byte
-        return _spot(
-            offset,
-            BLOCK_TOKENS if opened_last and not rest else LINE_TOKENS,
-            "block" if opened_last and not rest else "line",
-        )
-    if last is not None and last.type == spec.block_header_end and not rest:
-        return _spot(offset, _body_size(tree, last, bytemap, lines, spec), "block")
+        if header and opened_last:
+            return _spot(offset, _body_size(header_line, spec), "block")
+        block = opened_last and not rest and not spec.line_only
+        return _spot(offset, BLOCK_TOKENS if block else LINE_TOKENS, "block" if block else "line")
+    if header:
+        return _spot(offset, _body_size(header_line, spec), "block")
     if before.strip() == "":
         return _spot(offset, LINE_TOKENS, "line")
     if last is not None and not rest and _statement_complete(last, spec):
@@ -85,30 +90,32 @@ def plan_completion(text: str, offset: int, language: str | LanguageSpec = "pyth
     return _spot(offset, LINE_TOKENS, "line")
 
 
+def _opens_body(tree: Any, byte: int, spec: LanguageSpec) -> bool:
+    """Whether the bracket at `byte` opens a body of statements (a `{` whose node is one of the row's
+    containers): inside it the cursor is among statements, not inside an expression."""
+    bracket = tree.root_node.descendant_for_byte_range(byte, byte + 1)
+    return bracket is not None and bracket.parent is not None and bracket.parent.type in spec.containers
+
+
+def _line_up_to(text: str, offset: int) -> str:
+    """The line that holds `offset`, up to it: the header line when the last token before the cursor ends
+    it (the cursor may be on a blank line below it)."""
+    return text[text.rfind("\n", 0, offset) + 1 : offset]
+
+
 def _spot(offset: int, n_masks: int, kind: str) -> Spot:
     return Spot(offset, offset, n_masks, kind)
 
 
-def _body_size(tree: Any, colon: Any, bytemap: ByteMap, lines: LineIndex, spec: LanguageSpec) -> int:
-    """BODY_TOKENS when the header line that ends with `colon` starts a function or class."""
-    header_line = lines.line_of(bytemap.to_offset(colon.start_byte))
-    header_start = bytemap.to_byte(lines.line_start(header_line))
-    node = tree.root_node.descendant_for_byte_range(header_start, colon.end_byte)
-    tokens = []
-    stack = [node] if node is not None else []
-    while stack:
-        current = stack.pop()
-        if current.child_count == 0:
-            if header_start <= current.start_byte < colon.end_byte:
-                tokens.append(current.type)
-        else:
-            stack.extend(current.children)
-    return BODY_TOKENS if spec.function_keywords & set(tokens) else BLOCK_TOKENS
+def _body_size(header_line: str, spec: LanguageSpec) -> int:
+    """BODY_TOKENS when the header line starts a function or class, else BLOCK_TOKENS."""
+    return BODY_TOKENS if spec.header_is_function(header_line) else BLOCK_TOKENS
 
 
 def _statement_complete(last: Any, spec: LanguageSpec) -> bool:
     """A statement ends at `last` and nothing is pending: no error around it, no trailing operator."""
-    if not last.is_named and not last.type in ")]}" and not last.type.startswith(('"', "'")):
+    closes = bool(last.type) and set(last.type) <= set(")]};")  # `)`, `;`, bash's `))`
+    if not last.is_named and not closes and not last.type.startswith(('"', "'", "`")):
         return False
     node = last
     while node is not None and node.type not in spec.statements:
@@ -160,7 +167,7 @@ def _cut_warning(text: str, start: int, end: int, spec: LanguageSpec, lines: Lin
     """
     segment = text[start:end]
     stripped = segment.strip()
-    if not stripped:
+    if not stripped or not spec.has_grammar:
         return None
     inner_start = start + (len(segment) - len(segment.lstrip()))
     inner_end = inner_start + len(stripped)

@@ -6,7 +6,7 @@ Code actions only carry commands; the model runs when the user picks one, not wh
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 from lsprotocol import types
@@ -14,6 +14,9 @@ from lsprotocol import types
 from .completion import to_range
 from .inference import Replacement
 from .positions import Encoding
+
+if TYPE_CHECKING:
+    from infill.languages import LanguageSpec
 
 REGENERATE_SELECTION = "dcomplete.regenerateSelection"
 FILL_HOLES = "dcomplete.fillHoles"
@@ -90,7 +93,7 @@ def _command_action(title: str, command: str, argument: dict[str, object]) -> ty
     )
 
 
-def has_holes(text: str, language: str) -> bool:
+def has_holes(text: str, language: str | LanguageSpec) -> bool:
     """Whether the file holds a hole marker (infill owns the syntax; the substring test skips the parse)."""
     if HOLE_HINT not in text:
         return False
@@ -103,7 +106,7 @@ def has_holes(text: str, language: str) -> bool:
 
 
 def code_actions(
-    uri: str, selection: types.Range, text: str, language: str, only: Sequence[str] | None
+    uri: str, selection: types.Range, text: str, language: str | LanguageSpec, only: Sequence[str] | None
 ) -> list[types.CodeAction]:
     """The actions offered for a selection: regenerate/refactor need a non-empty selection, "fill
     holes" needs at least one hole marker in the file."""

@@ -101,7 +101,7 @@ class CommandRunner:
         Returns {"applied": bool, "spots": n}, or None when cancelled or nothing was generated."""
         session = self.session
         document = session.document(uri)
-        text, version, language = document.text, document.version, document.language_id
+        text, version, language = document.text, document.version, document.language
         settings = session.settings
         progress = await _Progress.start(self.server, title)
 
@@ -181,7 +181,7 @@ class _Progress:
             return
         cancelled = self.server.work_done_progress.tokens.get(self.token)
         if cancelled is not None:
-            cancelled.add_done_callback(lambda future: ticket.cancel() if future.cancelled() else None)
+            cancelled.add_done_callback(lambda future: ticket.stop() if future.cancelled() else None)
 
     def counting(self, cancel: CancelCheck) -> CancelCheck:
         def polled() -> bool:

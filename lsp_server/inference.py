@@ -11,10 +11,13 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import faults
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from infill.languages import LanguageSpec
 
 logger = logging.getLogger(__name__)
 CancelCheck = Callable[[], bool]
@@ -67,6 +70,7 @@ class InferenceBackend:
         self.runs = 0
         """Denoising runs so far (a request that needs no model, such as one mid-word, runs none)."""
 
+
     @property
     def loaded(self) -> bool:
         return self._engine is not None
@@ -94,7 +98,7 @@ class InferenceBackend:
 
     def run(self, settings: Settings, work: Callable[[CancelCheck], T], cancel: CancelCheck) -> T | LoadFailure:
         """`work` with the engine loaded; an engine server that fails mid-request is a failure too."""
-        from infill.remote_engine import EngineUnavailable
+        from remote.client import EngineUnavailable
 
         failure = self.ensure_loaded(settings)
         if failure is not None:
@@ -127,20 +131,19 @@ class InferenceBackend:
         return self._engine
 
     def _params(self, settings: Settings, seed: int = 0, temperature: float = 0.0) -> Any:
-        """`steps` 0: commit by confidence threshold (fast); N: the family's own schedule over N steps."""
-        from engine import DenoiseParams
+        """`steps` 0: commit by confidence threshold (fast); N: the family's own schedule over N steps (with
+        the fixed-text cache of the fast preset)."""
+        from infill.user_settings import denoise_params
 
         if settings.steps:
-            return DenoiseParams(steps=settings.steps, rule="reference", temperature=temperature, seed=seed)
-        return DenoiseParams(
-            rule="threshold", threshold=settings.threshold, block=settings.block, temperature=temperature, seed=seed
-        )
+            return denoise_params(steps=settings.steps, rule="reference", temperature=temperature, seed=seed)
+        return denoise_params(threshold=settings.threshold, block=settings.block, temperature=temperature, seed=seed)
 
     def _fill(
         self,
         jobs: list[tuple[str, list[Any], str | None]],
         settings: Settings,
-        language: str,
+        language: str | LanguageSpec,
         cancel: CancelCheck,
         seed: int = 0,
         temperature: float = 0.0,
@@ -153,19 +156,11 @@ class InferenceBackend:
         import infill
 
         started = time.perf_counter()
-        fill_jobs = [
-            infill.FillJob(text, tuple(_capped(s, settings.max_tokens) for s in spots), language, doc_id)
-            for text, spots, doc_id in jobs
-        ]
-        max_grow = None
-        if all(len(job.spots) == 1 for job in fill_jobs):
-            max_grow = max(0, settings.max_tokens - max(job.spots[0].n_masks for job in fill_jobs))
-        options = infill.FillOptions(instruction=instruction, max_grow=max_grow)
+        fill_jobs, options = _fill_jobs(jobs, settings, language, instruction)
         engine = self._require_engine()
         if not settings.engine_url:  # an engine server keeps its documents under its own budget
             engine.doc_cache.set_budget(settings.cache_mb << 20)
         self.runs += 1
-        faults.inject()
         results = infill.fill_many(
             engine,
             fill_jobs,
@@ -189,7 +184,7 @@ class InferenceBackend:
         text: str,
         spots: list[Any],
         settings: Settings,
-        language: str,
+        language: str | LanguageSpec,
         doc_id: str | None,
         cancel: CancelCheck,
         instruction: str | None = None,
@@ -201,7 +196,7 @@ class InferenceBackend:
         text: str,
         offset: int,
         settings: Settings,
-        language: str,
+        language: str | LanguageSpec,
         doc_id: str,
         alternatives: int,
         cancel: CancelCheck,
@@ -214,11 +209,7 @@ class InferenceBackend:
 
         engine = self._require_engine()
         started = time.perf_counter()
-        try:
-            spot = infill.plan_completion(text, offset, language=language)
-        except infill.languages.UnsupportedLanguage:
-            logger.warning("no grammar for %s; listed in `languages` but cannot be completed", language)
-            return Outcome([])
+        spot = infill.plan_completion(text, offset, language=language)
         if spot is None:
             return Outcome([])
         rounds: list[tuple[list[Any], int, float]] = [([spot], 0, 0.0)]
@@ -236,13 +227,28 @@ class InferenceBackend:
                 found.extend(r for r in outcome.replacements if r not in found)
         return Outcome(found[:alternatives], False, time.perf_counter() - started)
 
+    def warm(self, text: str, offset: int, settings: Settings, language: str, doc_id: str) -> bool:
+        """Prefill the canvas of a completion at `offset` for the document, so that its first suggestion
+        pays only for what changes and the gap (called while the user reads a file they just opened)."""
+        import infill
+
+        engine = self._require_engine()
+        try:
+            spot = infill.plan_completion(text, offset, language=language)
+        except infill.languages.UnsupportedLanguage:
+            return False
+        if spot is None:
+            return False
+        (job,), options = _fill_jobs([(text, [spot], doc_id)], settings, language)
+        return infill.warm(engine, job, self._params(settings), options)
+
     def regenerate(
         self,
         text: str,
         start_line: int,
         end_line: int,
         settings: Settings,
-        language: str,
+        language: str | LanguageSpec,
         doc_id: str,
         cancel: CancelCheck,
         instruction: str | None = None,
@@ -258,7 +264,7 @@ class InferenceBackend:
         return outcome
 
     def fill_holes(
-        self, text: str, settings: Settings, language: str, doc_id: str, cancel: CancelCheck
+        self, text: str, settings: Settings, language: str | LanguageSpec, doc_id: str, cancel: CancelCheck
     ) -> Outcome:
         """Every hole marker of the file in one canvas."""
         import infill
@@ -271,20 +277,23 @@ class InferenceBackend:
 
 
 def _open_engine(settings: Settings) -> Any:
-    if settings.engine_url:
-        from infill.remote_engine import RemoteEngine
+    from remote.engines import open_engine
 
-        return RemoteEngine(settings.engine_url, settings.engine_api_key or None)
-    from engine import Engine
-
-    return Engine.load(spec=settings.model, device=settings.engine_device)
-
-
-def _capped(spot: Any, max_tokens: int) -> Any:
-    if getattr(spot, "n_masks", 0) > max_tokens:
-        return dataclasses.replace(spot, n_masks=max_tokens)
-    return spot
+    engine = open_engine(settings.model, settings.engine_device, settings.engine_url, settings.engine_api_key)
+    return faults.wrap(engine)
 
 
 def _resized(spot: Any, factor: float) -> Any:
     return dataclasses.replace(spot, n_masks=max(1, int(spot.n_masks * factor)))
+
+
+def _fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings, language: str,
+               instruction: str | None = None) -> tuple[list[Any], Any]:
+    """The `infill.FillJob`s and `FillOptions` of (text, spots, doc_id) jobs under the settings' token cap:
+    what a fill sends, and what a warm-up must build to prefill the same canvas."""
+    import infill
+    from infill.user_settings import cap_tokens
+
+    capped, max_grow = cap_tokens([spots for _, spots, _ in jobs], settings.max_tokens)
+    fill_jobs = [infill.FillJob(text, spots, language, doc_id) for (text, _, doc_id), spots in zip(jobs, capped)]
+    return fill_jobs, infill.FillOptions(instruction=instruction, max_grow=max_grow)

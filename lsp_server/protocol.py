@@ -14,6 +14,8 @@
    would drop in silence: requests inside a JSON-RPC batch array (LSP has no batches), requests without
    `"jsonrpc": "2.0"`, and notification methods sent with an id. Each gets an InvalidRequest error.
    (Framing errors on the wire are handled before this, in wire.py.)
+6. The initialize result announces the languageIds the server completes by default (every row of infill's
+   language table, under the names VS Code and Neovim use): `capabilities.experimental.dcomplete.languages`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+
+from infill.languages import editor_language_ids
 
 logger = logging.getLogger(__name__)
 
@@ -112,5 +116,7 @@ class DcompleteProtocol(LanguageServerProtocol):
         if general is not None and types.PositionEncodingKind.Utf8 in offered:
             offered.remove(types.PositionEncodingKind.Utf8)
             general.position_encodings = [types.PositionEncodingKind.Utf8, *offered]
-        return (yield from super().lsp_initialize(params))
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {"dcomplete": {"languages": editor_language_ids()}}
+        return result
 

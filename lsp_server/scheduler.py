@@ -1,61 +1,41 @@
 """One inference at a time, off the event loop, with debounce, supersession and cancellation.
 
 The engine is not thread-safe, so all model work runs on a single worker thread fed by a queue (a
-one-thread executor). Each job carries a `Ticket`; the job's `cancel` callable reads the ticket, and
-the denoising loop polls it between steps, so a cancelled job stops at the next step.
+one-thread executor). Each job carries a `Ticket` (`infill.tickets`, shared with the engine server); the
+ticket is the job's `cancel` callable, which the denoising loop polls between steps, so a cancelled job
+stops at the next step.
 
 - Supersede: a new ticket for a key (a document URI) cancels the previous ticket of that key. The
   older request then answers with an empty result, never an error.
 - Debounce: a request first sleeps `debounce_s` on the event loop; if a newer one arrived meanwhile it
   never reaches the worker, so a burst of keystrokes costs one inference.
-- `$/cancelRequest`: pygls cancels the handler's task; `run` turns that into `ticket.cancel()` so the
+- `$/cancelRequest`: pygls cancels the handler's task; `run` turns that into `ticket.stop()` so the
   worker stops too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
+
+from infill.tickets import Supersede, Ticket
 
 T = TypeVar("T")
 CancelCheck = Callable[[], bool]
 
 
-class Ticket:
-    """Cancellation state of one job. `superseded` implies cancelled."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-        self.superseded = False
-        self._cancelled = threading.Event()
-
-    def cancel(self) -> None:
-        self._cancelled.set()
-
-    def supersede(self) -> None:
-        self.superseded = True
-        self._cancelled.set()
-
-    def is_cancelled(self) -> bool:
-        return self._cancelled.is_set()
-
-
 class InferenceScheduler:
     def __init__(self) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dcomplete-inference")
-        self._latest: dict[str, Ticket] = {}
+        self._supersede = Supersede()
         self.jobs_run = 0
 
     def ticket(self, key: str) -> Ticket:
         """A ticket for a new job on `key`; the previous job on that key is superseded."""
-        previous = self._latest.get(key)
-        if previous is not None:
-            previous.supersede()
         ticket = Ticket(key)
-        self._latest[key] = ticket
+        self._supersede.claim(ticket)
         return ticket
 
     async def run(
@@ -68,17 +48,16 @@ class InferenceScheduler:
         try:
             if debounce_s > 0:
                 await asyncio.sleep(debounce_s)
-            if ticket.is_cancelled():
+            if ticket():
                 return None
             loop = asyncio.get_running_loop()
             result = await loop.run_in_executor(self._executor, self._call, ticket, work)
-            return None if ticket.is_cancelled() else result
+            return None if ticket() else result
         except asyncio.CancelledError:
-            ticket.cancel()
+            ticket.stop()
             raise
         finally:
-            if self._latest.get(ticket.key) is ticket:
-                del self._latest[ticket.key]
+            self._supersede.release(ticket)
 
     async def run_exclusive(self, work: Callable[[], T]) -> T:
         """Run `work()` on the worker with no ticket (model loading): it queues like any job."""
@@ -86,12 +65,11 @@ class InferenceScheduler:
         return await loop.run_in_executor(self._executor, work)
 
     def _call(self, ticket: Ticket, work: Callable[[CancelCheck], T]) -> T | None:
-        if ticket.is_cancelled():
+        if ticket():
             return None
         self.jobs_run += 1
-        return work(ticket.is_cancelled)
+        return work(ticket)
 
     def shutdown(self) -> None:
-        for ticket in self._latest.values():
-            ticket.cancel()
+        self._supersede.stop_all()
         self._executor.shutdown(wait=False, cancel_futures=True)

@@ -95,7 +95,7 @@ def build_server() -> DcompleteServer:
     def code_action(ls: DcompleteServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         document = ls.session.document(params.text_document.uri)
         return code_actions(
-            document.uri, params.range, document.text, document.language_id, params.context.only
+            document.uri, params.range, document.text, document.language, params.context.only
         )
 
     @server.feature(DOCUMENT_STATE)

@@ -52,9 +52,12 @@ class Session:
         self.last_latency_ms: int | None = None
         self._tickets_by_request: dict[Any, Ticket] = {}
         self._cancelled_early: dict[Any, None] = {}  # insertion-ordered, trimmed to the newest 256
-        self._shown_failure: LoadFailure | None = None
         self._pending_problems: list[str] = []
-        self.failures = FailureReporter(lambda error: self._notify_status(error))
+        self._warmed: dict[str, int] = {}  # uri -> the version prefilled after it was opened
+        self.failures = FailureReporter(
+            lambda kind, message: self.server.window_show_message(types.ShowMessageParams(kind, message)),
+            lambda error: self._notify_status(error),
+        )
 
     # -- lifecycle and settings -------------------------------------------------------------------
 
@@ -95,40 +98,9 @@ class Session:
         settings = self.settings
         failure = await self.scheduler.run_exclusive(lambda: self.backend.ensure_loaded(settings))
         if failure is None:
-            self._shown_failure = None  # a later failure, even of the same spec, is news again
-            self._notify_status()
+            self.failures.loaded()
         else:
-            self._report_failure(failure)
-
-    def _report_failure(self, failure: LoadFailure) -> None:
-        """Once per failure; an engine server that stays down is one failure, whatever each try says."""
-        shown = self._shown_failure
-        same_server = failure.remote and shown is not None and shown.remote and shown.spec == failure.spec
-        if failure == shown or same_server:
-            return
-        self._shown_failure = failure
-        if failure.remote:
-            message = (
-                f"dcomplete: {failure.message}; completions stay empty until it answers again "
-                "(it is tried again at the next request)"
-            )
-        else:
-            message = (
-                f"dcomplete could not load the model `{failure.spec}` ({failure.message}); "
-                "completions stay empty until the `dcomplete.model` setting changes"
-            )
-        self.server.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
-        self._notify_status()
-
-    def _report_recovery(self) -> None:
-        """The engine server answers again after a failure was shown: say so once."""
-        shown = self._shown_failure
-        if shown is None or not shown.remote or not self.backend.loaded:
-            return
-        self._shown_failure = None
-        message = f"dcomplete: the engine at {shown.spec} answers again"
-        self.server.window_show_message(types.ShowMessageParams(types.MessageType.Info, message))
-        self._notify_status()
+            self.failures.unavailable(failure)
 
     def shutdown(self) -> None:
         self.scheduler.shutdown()
@@ -138,6 +110,27 @@ class Session:
     def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
         self.documents.open(item.uri, item.language_id, item.version, item.text)
+        if item.language_id in self.settings.languages:
+            asyncio.ensure_future(self._warm(item.uri))
+
+    async def _warm(self, uri: str) -> None:
+        """Prefill the document's canvas for a completion at its end while the user reads it: a cursor
+        anywhere then reuses the text above it (all of it, for a file that fits the model's context). Its
+        own job key, so a completion request queues behind it instead of throwing the prefill away."""
+        document = self.documents.get(uri)
+        text, settings, language, version = document.text, self.settings, document.language_id, document.version
+
+        def work(cancel: CancelCheck) -> bool:
+            return not cancel() and self.backend.warm(text, len(text), settings, language, uri)
+
+        ticket = self.scheduler.ticket(f"warm:{uri}")
+        try:
+            warmed = await self.scheduler.run(ticket, lambda cancel: self.backend.run(settings, work, cancel))
+        except Exception:  # a warm-up is an optimisation: a failure shows in the request that follows
+            logger.exception("warming %s failed", uri)
+            return
+        if warmed is True and uri in self.documents:
+            self._warmed[uri] = version
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         changes = [
@@ -155,6 +148,7 @@ class Session:
     def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         self.documents.close(uri)
+        self._warmed.pop(uri, None)
         asyncio.ensure_future(self.scheduler.run_exclusive(lambda: self.backend.forget(uri)))
 
     def document(self, uri: str) -> Document:
@@ -165,12 +159,14 @@ class Session:
 
     def document_state(self, params: Any) -> dict[str, Any]:
         """`dcomplete/documentState` {uri}: the server's copy of a document as {uri, version, sha256,
-        length} (length in code points), so a client can check that both copies agree."""
+        length, warmed} (length in code points; `warmed`: the version prefilled after it was opened, or
+        null), so a client can check that both copies agree."""
         uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
         if not isinstance(uri, str):
             raise JsonRpcInvalidParams("dcomplete/documentState: params need a string `uri`")
         document = self.document(uri)
-        return {"uri": uri, "version": document.version, "sha256": document.digest(), "length": len(document.text)}
+        return {"uri": uri, "version": document.version, "sha256": document.digest(), "length": len(document.text),
+                "warmed": self._warmed.get(uri)}
 
     # -- jobs -------------------------------------------------------------------------------------
 
@@ -178,7 +174,7 @@ class Session:
         """`$/cancelRequest`: stop the job the request started (if any) at its next denoising step."""
         ticket = self._tickets_by_request.get(msg_id)
         if ticket is not None:
-            ticket.cancel()
+            ticket.stop()
         else:  # its job has not started yet (or the request has already been answered)
             self._cancelled_early[msg_id] = None
             if len(self._cancelled_early) > 256:
@@ -200,7 +196,7 @@ class Session:
         self._tickets_by_request[msg_id] = ticket
         if msg_id in self._cancelled_early:
             del self._cancelled_early[msg_id]
-            ticket.cancel()
+            ticket.stop()
         settings = self.settings
 
         def with_model(cancel: CancelCheck) -> T | LoadFailure:
@@ -216,9 +212,9 @@ class Session:
             self._tickets_by_request.pop(msg_id, None)
         self.failures.succeeded()
         if isinstance(result, LoadFailure):
-            self._report_failure(result)
+            self.failures.unavailable(result)
             return None
-        self._report_recovery()
+        self.failures.reachable_again(self.backend.loaded)
         return result
 
     # -- completion -------------------------------------------------------------------------------
@@ -243,7 +239,7 @@ class Session:
 
         def work(cancel: CancelCheck) -> Outcome:
             return self.backend.complete(
-                query.text, query.offset, settings, document.language_id, uri, alternatives, cancel
+                query.text, query.offset, settings, document.language, uri, alternatives, cancel
             )
 
         outcome = await self.run_job(uri, work, debounce_s)

@@ -11,6 +11,8 @@ from typing import Annotated, Any
 
 import msgspec
 
+from infill.languages import editor_language_ids
+
 SECTION = "dcomplete"
 
 
@@ -45,8 +47,10 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
     document's are freed at once; 0 keeps none."""
     multiline: bool = True
     """Offer multi-line completions; off keeps only the first line."""
-    languages: list[str] = msgspec.field(default_factory=lambda: ["python"])
-    """languageIds the server completes; others get empty answers."""
+    languages: list[str] = msgspec.field(default_factory=editor_language_ids)
+    """languageIds the server completes (default: every language of infill's table, under the ids
+    VS Code and Neovim use); others get empty answers. An id without a row gets plain-text line
+    completions (no parse check)."""
 
     @property
     def engine_device(self) -> str | None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.testing import make_tiny_checkpoint
+from tests.support.checkpoints import make_tiny_checkpoint
 
 
 @pytest.fixture(scope="session")
@@ -21,7 +21,7 @@ def tiny_llada(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_anchored(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from engine.testing import make_tiny_anchored
+    from tests.support.checkpoints import make_tiny_anchored
 
     return make_tiny_anchored(tmp_path_factory.mktemp("tiny_anchored"))
 
@@ -29,7 +29,7 @@ def tiny_anchored(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_block(tmp_path_factory: pytest.TempPathFactory):
     """A function family -> a tiny random block-diffusion checkpoint of that family (written once)."""
-    from engine.testing_block import make_tiny_block_checkpoint
+    from tests.support.block_checkpoints import make_tiny_block_checkpoint
 
     made: dict[str, Path] = {}
 

@@ -16,7 +16,8 @@ import pytest
 from bench.baselines import BASELINES, gap_indentation, most_similar_line
 from bench.datasets import InfillTask, fixed_subset, load_humaneval, load_santacoder_py
 from bench.humaneval_exec import SandboxLimits, check_program, isolation_wrapper, run_program, run_programs
-from bench.quality import parses, santacoder_exact_match, santacoder_first_line
+from bench.quality import parses
+from bench.santacoder import santacoder_exact_match, santacoder_first_line
 
 REPO = Path(__file__).resolve().parents[1]
 ISOLATION = isolation_wrapper()[0]

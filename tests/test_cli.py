@@ -21,7 +21,7 @@ import pytest
 from infill.holes import find_holes
 
 DCOMPLETE = Path(sys.executable).with_name("dcomplete")
-COMMAND = [str(DCOMPLETE)] if DCOMPLETE.exists() else [sys.executable, "-m", "infill.cli"]
+COMMAND = [str(DCOMPLETE)] if DCOMPLETE.exists() else [sys.executable, "-m", "cli"]
 ROOT = Path(__file__).resolve().parents[1]
 
 SOURCE = 'import os\n\n\ndef greet(name):\n    """Say hello 👋 to 世界."""\n    return f"hi {name}"\n\n\nprint(greet("x"))\n'
@@ -69,7 +69,7 @@ BAD_INPUTS = [
     (["infill", "latin.py:1"], "latin.py: not UTF-8"),
     (["infill", "app.py:99"], "app.py:99"),
     (["infill", "app.py:5-3"], "END 3 is before START 5"),
-    (["infill", "notes.txt:1"], "notes.txt: unsupported language"),
+    (["infill", "app.py:1", "--language", "cobol"], "--language: unsupported language 'cobol'"),
     (["infill", "app.py:2", "--length", "0"], "--length 0"),
     (["infill", "app.py:2", "--threshold", "3"], "threshold"),
     (["refactor", "app.py"], "needs --lines"),

@@ -180,7 +180,7 @@ def test_ray_without_the_package_names_the_extra(tmp_path: Path) -> None:
     """`sys.modules['ray'] = None` makes `import ray` fail as if it were not installed."""
     folder = write_files(tmp_path / "src")
     before = snapshot(folder)
-    hide_ray = "import sys; sys.modules['ray'] = None; from infill.cli import main; sys.exit(main())"
+    hide_ray = "import sys; sys.modules['ray'] = None; from cli.main import main; sys.exit(main())"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     run = subprocess.run(
         [sys.executable, "-c", hide_ray, "refactor", ".", "--holes", "--write", "--ray", "--model", "no-such"],

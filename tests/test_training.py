@@ -12,7 +12,7 @@ import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
 from engine.models.anchored import forward_canvas
-from engine.testing import write_tiny_gguf
+from tests.support.checkpoints import write_tiny_gguf
 from training.gaps import Corpus, Gap, Window, sample_gaps
 from training.packed import build_rows, packed_logits
 

@@ -27,7 +27,7 @@ TRIALS = 20
 LANES = 2
 SEED = 13
 DCOMPLETE = Path(sys.executable).with_name("dcomplete")
-COMMAND = [str(DCOMPLETE)] if DCOMPLETE.exists() else [sys.executable, "-m", "infill.cli"]
+COMMAND = [str(DCOMPLETE)] if DCOMPLETE.exists() else [sys.executable, "-m", "cli"]
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -48,9 +48,9 @@ class Gap:
 
 
 def tokenize(tokenizer: Any, text: str) -> TokFile:
-    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    ids = np.asarray(enc["input_ids"], dtype=np.int32)
-    offsets = np.asarray([start for start, _ in enc["offset_mapping"]], dtype=np.int64)
+    enc = tokenizer.backend_tokenizer.encode(text, add_special_tokens=False)  # transformers' or engine.tokenizer's
+    ids = np.asarray(enc.ids, dtype=np.int32)
+    offsets = np.asarray([start for start, _ in enc.offsets], dtype=np.int64)
     breaks = np.asarray([i for i, o in enumerate(offsets) if o < len(text) and text[o] == "\n"], dtype=np.int64)
     return TokFile(ids, offsets, breaks, text)
 

@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine.models.layers import ForwardContext, apply_rotary, rotary_tables
+from engine.models.layers import ForwardContext, apply_rotary, fused_groups, rotary_tables
 from engine.models.transformer import ModelShape, Transformer
 
 LOGITS_SHIFTED = True
@@ -71,8 +71,9 @@ class AdapterShape:
 class LoRA(nn.Module):
     def __init__(self, d_in: int, d_out: int, rank: int) -> None:
         super().__init__()
-        self.A = nn.Parameter(torch.randn(rank, d_in) / math.sqrt(d_in))
+        self.A = nn.Parameter(torch.empty(rank, d_in))
         self.B = nn.Parameter(torch.zeros(d_out, rank))
+        nn.init.normal_(self.A, std=1 / math.sqrt(d_in))
 
 
 class Adapter(nn.Module):
@@ -135,6 +136,15 @@ class AnchoredModel(Transformer):
         super().__init__(shape)
         self.adapter = Adapter(shape, adapter)
         self.adapter_enabled = True
+
+    def fuse_for_inference(self) -> None:
+        """Fuse the base's projections and fold the adapter's LoRA into them (`FusedProjections`)."""
+        super().fuse_for_inference()
+        scale = self.adapter.shape.scale
+        for block, loras in zip(self.model.layers, self.adapter.layers):
+            for group in fused_groups(block):
+                group.attach_low_rank([loras[n].A.detach() for n in group.names],
+                                      [loras[n].B.detach() for n in group.names], scale)
 
     @property
     def mask_id(self) -> int:
@@ -214,21 +224,42 @@ def right_view(segments: torch.Tensor, positions: torch.Tensor, room: int) -> Ri
 
 
 class AnchoredContext(ForwardContext):
-    """A `ForwardContext` whose keys are followed by the right-context copies of `view` (`RightView`)."""
+    """A `ForwardContext` whose keys are followed by the right-context copies of `view` (`RightView`).
 
-    def __init__(self, layers, view: RightView, theta: float, **kwargs) -> None:
+    With a cache (`query_index` given), each layer's cached tensors are (B, H, canvas_width + E, D) and the
+    copies live in their last E slots (`engine.anchored_kv`): they are rewritten only when `copies_stale`
+    (the layout changed, or this forward recomputed keys they copy), and attention reads the tensors as
+    they are. A full forward (no cache, the tests' reference) appends the copies to its keys."""
+
+    def __init__(self, layers, view: RightView, theta: float, canvas_width: int | None = None,
+                 copies_stale: bool = True, **kwargs) -> None:
         super().__init__(layers, **kwargs)
         self.view = view
         self.theta = theta
+        self.canvas_width = canvas_width
+        self.copies_stale = copies_stale
+        self._rope: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def _copies(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The copies (B, H, E, D) of the canvas keys/values `k`, `v`, keys re-rotated by `view.shift`."""
+        index = self.view.index.clamp(min=0)[:, None, :, None].expand(-1, k.shape[1], -1, k.shape[3])
+        if self._rope is None:
+            self._rope = rotary_tables(self.view.shift, k.shape[3], self.theta, k.dtype)
+        return apply_rotary(k.gather(2, index), *self._rope), v.gather(2, index)
 
     def keys(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         k, v = super().keys(layer, k, v)
-        if self.view.index.shape[1] == 0:
+        extra = self.view.index.shape[1]
+        if extra == 0:
             return k, v
-        index = self.view.index.clamp(min=0)[:, None, :, None].expand(-1, k.shape[1], -1, k.shape[3])
-        cos, sin = rotary_tables(self.view.shift, k.shape[3], self.theta, k.dtype)
-        extra_k = apply_rotary(k.gather(2, index), cos, sin)
-        return torch.cat([k, extra_k], 2), torch.cat([v, v.gather(2, index)], 2)
+        if self.query_index is None:
+            extra_k, extra_v = self._copies(k, v)
+            return torch.cat([k, extra_k], 2), torch.cat([v, extra_v], 2)
+        width = self.canvas_width
+        assert width is not None and k.shape[2] == width + extra, "the cache has no room for the copies"
+        if self.copies_stale:
+            k[:, :, width:], v[:, :, width:] = self._copies(k[:, :, :width], v[:, :, :width])
+        return k, v
 
 
 def attention(segments: torch.Tensor, query: torch.Tensor, committed: torch.Tensor,

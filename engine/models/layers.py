@@ -18,6 +18,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from engine.models.projections import FusedProjections, Projections
+
+QKV = ("q_proj", "k_proj", "v_proj")
+OUT = ("o_proj",)
+GATE_UP = ("gate_proj", "up_proj")
+DOWN = ("down_proj",)
+
 
 class RMSNorm(nn.Module):
     def __init__(self, dim: int, eps: float) -> None:
@@ -61,7 +68,11 @@ class LayerKV:
 
 class Adapt(Protocol):
     """What a model family adds to the shared blocks (the anchored family's adapter): a change to each
-    projection's output, and the attention mask of each layer."""
+    projection's output (`project`, or a low-rank update folded into fused projections applied to the
+    flattened `rows`, all of them when `every_row`), and the attention mask of each layer."""
+
+    rows: torch.Tensor
+    every_row: bool
 
     def project(self, layer: int, name: str, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor: ...
 
@@ -114,7 +125,8 @@ class Attention(nn.Module):
         self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=qkv_bias)
         self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=qkv_bias)
         self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=out_bias)
-        self.qkv: FusedLinear | None = None
+        self.qkv: Projections | FusedProjections = Projections(QKV, (self.q_proj, self.k_proj, self.v_proj))
+        self.out: Projections | FusedProjections = Projections(OUT, (self.o_proj,))
         self.q_norm: nn.Module | None = None
         self.k_norm: nn.Module | None = None
 
@@ -127,10 +139,8 @@ class Attention(nn.Module):
         layer: int,
     ) -> torch.Tensor:
         b, t, _ = x.shape
-        q, k, v = self.qkv(x) if self.qkv is not None else (self.q_proj(x), self.k_proj(x), self.v_proj(x))
         adapt = ctx.adapt if ctx is not None else None
-        if adapt is not None:
-            q, k, v = (adapt.project(layer, name, x, y) for name, y in (("q_proj", q), ("k_proj", k), ("v_proj", v)))
+        q, k, v = self.qkv(x, adapt, layer)
         q = q.view(b, t, self.heads, self.head_dim).transpose(1, 2)
         k = k.view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
         v = v.view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
@@ -154,8 +164,7 @@ class Attention(nn.Module):
             gqa = False
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa)
         out = out.transpose(1, 2).reshape(b, t, -1)
-        y = self.o_proj(out)
-        return adapt.project(layer, "o_proj", out, y) if adapt is not None else y
+        return self.out(out, adapt, layer)[0]
 
 
 def fused_kernels_only(device: torch.device):
@@ -179,43 +188,28 @@ class SwiGLU(nn.Module):
         self.gate_proj = nn.Linear(hidden, inner, bias=bias)
         self.up_proj = nn.Linear(hidden, inner, bias=bias)
         self.down_proj = nn.Linear(inner, hidden, bias=bias)
-        self.gate_up: FusedLinear | None = None
+        self.gate_up: Projections | FusedProjections = Projections(GATE_UP, (self.gate_proj, self.up_proj))
+        self.down: Projections | FusedProjections = Projections(DOWN, (self.down_proj,))
 
     def forward(self, x: torch.Tensor, adapt: Adapt | None = None, layer: int = 0) -> torch.Tensor:
-        gate, up = self.gate_up(x) if self.gate_up is not None else (self.gate_proj(x), self.up_proj(x))
-        if adapt is not None:
-            gate, up = adapt.project(layer, "gate_proj", x, gate), adapt.project(layer, "up_proj", x, up)
-        inner = F.silu(gate) * up
-        y = self.down_proj(inner)
-        return adapt.project(layer, "down_proj", inner, y) if adapt is not None else y
-
-
-class FusedLinear:
-    """Several projections of one input run as one matrix product (one kernel instead of several, which
-    is most of a small model's per-layer cost). The original `nn.Linear`s keep their names for loading
-    and saving, but their parameters become views into the fused matrix, so nothing is stored twice."""
-
-    def __init__(self, *linears: nn.Linear) -> None:
-        self.sizes = [linear.out_features for linear in linears]
-        self.weight = torch.cat([linear.weight.detach() for linear in linears])
-        has_bias = [linear.bias is not None for linear in linears]
-        assert all(has_bias) or not any(has_bias), "fused projections must all have a bias or none"
-        self.bias = torch.cat([linear.bias.detach() for linear in linears]) if all(has_bias) else None
-        biases = self.bias.split(self.sizes) if self.bias is not None else [None] * len(linears)
-        for linear, w, b in zip(linears, self.weight.split(self.sizes), biases):
-            linear.weight = nn.Parameter(w, requires_grad=False)
-            if b is not None:
-                linear.bias = nn.Parameter(b, requires_grad=False)
-
-    def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        return F.linear(x, self.weight, self.bias).split(self.sizes, dim=-1)
+        gate, up = self.gate_up(x, adapt, layer)
+        return self.down(F.silu(gate) * up, adapt, layer)[0]
 
 
 def fuse_projections(block: Block) -> None:
-    """Fuse q/k/v and gate/up for inference (see `FusedLinear`); the block computes the same values."""
+    """Fuse each group of projections of one input for inference (`FusedProjections`); the block computes
+    the same values."""
     attn, mlp = block.self_attn, block.mlp
-    attn.qkv = FusedLinear(attn.q_proj, attn.k_proj, attn.v_proj)
-    mlp.gate_up = FusedLinear(mlp.gate_proj, mlp.up_proj)
+    attn.qkv = FusedProjections(QKV, (attn.q_proj, attn.k_proj, attn.v_proj))
+    attn.out = FusedProjections(OUT, (attn.o_proj,))
+    mlp.gate_up = FusedProjections(GATE_UP, (mlp.gate_proj, mlp.up_proj))
+    mlp.down = FusedProjections(DOWN, (mlp.down_proj,))
+
+
+def fused_groups(block: Block) -> list[FusedProjections]:
+    """The fused projections of a block (after `fuse_projections`), in the order a forward runs them."""
+    groups = [block.self_attn.qkv, block.self_attn.out, block.mlp.gate_up, block.mlp.down]
+    return [g for g in groups if isinstance(g, FusedProjections)]
 
 
 class Block(nn.Module):

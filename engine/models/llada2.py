@@ -18,7 +18,9 @@ import torch
 from torch import nn
 
 from engine.models.block import BlockDecoding, BlockShape, refuse_rope_scaling, rope_theta
+from engine.models.layers import OUT, Adapt
 from engine.models.moe import MoEShape, SparseMoE
+from engine.models.projections import FusedProjections, Projections
 from engine.models.transformer import Transformer
 
 MASK_TOKEN = "<|mask|>"  # the mask token's text, when neither config nor tokenizer names it
@@ -79,12 +81,12 @@ def rename(name: str) -> str:
 
 
 class _FusedQKV:
-    """`Attention.qkv` for a checkpoint that stores q, k and v as one projection."""
+    """`Attention.qkv` for a checkpoint that stores q, k and v as one projection (no adapter runs on it)."""
 
     def __init__(self, linear: nn.Linear, sizes: list[int]) -> None:
         self.linear, self.sizes = linear, sizes
 
-    def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def __call__(self, x: torch.Tensor, adapt: Adapt | None, layer: int) -> tuple[torch.Tensor, ...]:
         return self.linear(x).split(self.sizes, dim=-1)
 
 
@@ -99,8 +101,13 @@ class LLaDA2Model(Transformer):
             attn.query_key_value = nn.Linear(hidden, sum(sizes), bias=shape.qkv_bias)
             attn.qkv = _FusedQKV(attn.query_key_value, sizes)
             attn.o_proj = nn.Linear(sizes[0], hidden, bias=shape.out_bias)
+            attn.out = Projections(OUT, (attn.o_proj,))
             if i >= shape.dense_layers:
                 block.mlp = SparseMoE(hidden, shape.moe)
 
     def fuse_for_inference(self) -> None:
-        """q/k/v are one projection already; the experts stay separate."""
+        """Only the vocabulary projection: q/k/v are one projection already, and the experts run apart."""
+        self.head = FusedProjections(("lm_head",), (self.lm_head,))
+
+    def products(self) -> list[FusedProjections]:
+        return [self.head] if self.head is not None else []

@@ -5,12 +5,38 @@ Families with other checkpoint names (LLaDA) map their names onto these at load 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 from torch import nn
 
-from engine.models.layers import Block, ForwardContext, RMSNorm, fuse_projections, rotary_tables
+from engine.models.layers import Block, ForwardContext, RMSNorm, fuse_projections, fused_groups, rotary_tables
+from engine.models.projections import FusedProjections
+
+M = TypeVar("M", bound=nn.Module)
+_INITS = ("normal_", "uniform_", "kaiming_uniform_", "zeros_", "ones_")
+
+
+@contextlib.contextmanager
+def _no_init() -> Iterator[None]:
+    saved = {name: getattr(nn.init, name) for name in _INITS}
+    try:
+        for name in _INITS:
+            setattr(nn.init, name, lambda tensor, *args, **kwargs: tensor)
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(nn.init, name, fn)
+
+
+def on_meta(build: Callable[[], M]) -> M:
+    """`build()` on the meta device, skipping parameter initialisation (the checkpoint's tensors replace
+    it): on meta tensors `normal_` runs a slow reference kernel, 3 s of CPU for SmolLM2's embedding."""
+    with torch.device("meta"), _no_init():
+        return build()
 
 
 @dataclass(frozen=True)
@@ -67,12 +93,19 @@ class Transformer(nn.Module):
         self.shape = shape
         self.model = Backbone(shape)
         self.lm_head = nn.Linear(shape.hidden_size, shape.vocab_size, bias=False)
+        self.head: FusedProjections | None = None
         if shape.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
 
     def fuse_for_inference(self) -> None:
         for block in self.model.layers:
             fuse_projections(block)
+        self.head = FusedProjections(("lm_head",), (self.lm_head,))
+
+    def products(self) -> list[FusedProjections]:
+        """Every fused product of a forward (after `fuse_for_inference`): the blocks', then the head."""
+        groups = [g for block in self.model.layers for g in fused_groups(block)]
+        return groups + ([self.head] if self.head is not None else [])
 
     def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
         return self.model.embed_tokens(input_ids)
@@ -112,11 +145,7 @@ class Transformer(nn.Module):
         return self.project(self.model.norm(x))
 
     def project(self, h: torch.Tensor) -> torch.Tensor:
-        """The vocabulary projection. For a few rows on a CPU, weight @ rows^T runs the large matrix at
-        its memory bound, where the rows-first product falls onto a slow kernel (measured for SmolLM2's
-        49152 x 576 head: 21 ms for two rows against 10)."""
-        weight = getattr(self.lm_head, "weight", None)
-        rows = h.reshape(-1, h.shape[-1])
-        if weight is None or h.is_cuda or not 1 < rows.shape[0] <= 16:
+        """The vocabulary projection, by the kernel for its row count once fused (`FusedProjections`)."""
+        if self.head is None:
             return self.lm_head(h)
-        return (weight @ rows.t()).t().reshape(*h.shape[:-1], weight.shape[0])
+        return self.head.product(h, self.head.width)

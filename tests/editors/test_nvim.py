@@ -111,22 +111,27 @@ def type_at_end_of_line(session: NvimSession, line: int, typed: str) -> None:
     session.wait_for(lambda: session.mode() == "i" and typed in session.lines()[line - 1], 5, "insert mode")
 
 
+def type_wait_and_accept(session: NvimSession, line: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Types TYPED at the end of `line`, waits for the ghost text, accepts it with Tab and checks that the
+    buffer holds exactly what the server sent; returns the item and its request's params."""
+    type_at_end_of_line(session, line, TYPED)
+    before = session.text()
+    wait_for_ghost(session)
+    item, params = shown_item(session.tap())
+    session.nvim.input("<Tab>")
+    session.wait_for(lambda: session.text() != before, 5, "the accepted suggestion in the buffer")
+    assert session.text() == expected_after_accept(before, item, params)
+    return item, params
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("renderer", ["builtin", "extmark"])
 def test_accept_inserts_exactly_what_the_server_sent(make_session, source_file: Path, renderer: str) -> None:
     session = make_session(renderer)
     session.open(source_file)
     assert session.lua("return require('dcomplete').renderer_name()") == renderer
-    type_at_end_of_line(session, COMPLETION_LINE, TYPED)
-    before = session.text()
-    wait_for_ghost(session)
-    item, params = shown_item(session.tap())
+    item, params = type_wait_and_accept(session, COMPLETION_LINE)
     assert params["context"]["triggerKind"] == 2
-
-    session.nvim.input("<Tab>")
-    expected = expected_after_accept(before, item, params)
-    session.wait_for(lambda: session.text() != before, 5, "the accepted suggestion in the buffer")
-    assert session.text() == expected
     ast.parse(session.text())
 
     command = item.get("command")
@@ -314,3 +319,47 @@ def test_a_killed_server_is_restarted_and_completion_works_again(make_session, s
     assert "restarting it" in session.nvim.command_output("messages")
     type_at_end_of_line(session, COMPLETION_LINE, TYPED)
     wait_for_ghost(session)
+
+
+TS_SOURCE = """// Names of the TypeScript files in a folder.
+import { readdirSync } from "fs";
+
+export function listFiles(folder: string): string[] {
+  // The names come back sorted, without the folder part.
+  return readdirSync(folder).filter((name) => name.endsWith(".ts")).sort();
+}
+"""
+GO_SOURCE = """// Package files lists source files.
+package files
+
+import "os"
+
+// ListFiles returns the names in folder.
+func ListFiles(folder string) []string {
+\t// The names come back sorted, without the folder part.
+\tentries, _ := os.ReadDir(folder)
+\tnames := []string{}
+\tfor _, entry := range entries {
+\t\tnames = append(names, entry.Name())
+\t}
+\treturn names
+}
+"""
+
+
+@pytest.mark.slow
+def test_ghost_text_in_typescript_and_go_files(make_session, tmp_path: Path) -> None:
+    """The plugin attaches to other filetypes by default and the server completes them (the comment line
+    keeps a random checkpoint's text parseable); what Tab inserts is exactly the server's item."""
+    from infill.languages import get_language
+
+    session = make_session("extmark")
+    for name, source, line, filetype in (("list.ts", TS_SOURCE, 5, "typescript"), ("list.go", GO_SOURCE, 8, "go")):
+        path = tmp_path / name
+        path.write_text(source, encoding="utf-8")
+        session.open(path)
+        assert session.lua("return vim.bo.filetype") == filetype
+        _, params = type_wait_and_accept(session, line)
+        assert params["textDocument"]["uri"].endswith(name)
+        assert not get_language(filetype).parse(session.text()).root_node.has_error
+        session.nvim.input("<Esc>")

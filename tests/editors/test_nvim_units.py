@@ -21,3 +21,13 @@ def test_lua_units() -> None:
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "0 failed" in output and output.count("\nok ") + output.startswith("ok ") >= 7, output
+
+
+def test_default_filetypes_are_the_languages_the_server_completes() -> None:
+    import re
+
+    from infill.languages import editor_language_ids
+
+    config = (PLUGIN_DIR / "lua" / "dcomplete" / "config.lua").read_text()
+    block = config.split("M.LANGUAGES = {", 1)[1].split("}", 1)[0]
+    assert re.findall(r"'([^']+)'", block) == editor_language_ids()

@@ -61,3 +61,17 @@ def test_every_server_setting_is_a_vscode_setting():
     for name in FIELD_NAMES:
         assert f"dcomplete.{name}" in declared, f"package.json does not declare dcomplete.{name}"
         assert name in forwarded, f"settings.ts does not forward {name}"
+
+
+def test_the_extension_attaches_to_every_language_the_server_completes() -> None:
+    import json
+    import re
+
+    from infill.languages import editor_language_ids
+
+    package = json.loads((EXTENSION / "package.json").read_text())
+    languages = package["contributes"]["configuration"]["properties"]["dcomplete.languages"]["default"]
+    assert languages == editor_language_ids()
+    assert package["activationEvents"] == [f"onLanguage:{language}" for language in languages]
+    fallback = (EXTENSION / "src" / "settings.ts").read_text().split("DEFAULT_LANGUAGES = [", 1)[1].split("]")[0]
+    assert re.findall(r'"([^"]+)"', fallback) == languages

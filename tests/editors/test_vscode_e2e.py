@@ -1,8 +1,8 @@
 """End-to-end: the packaged extension in a real VS Code (code-server 4.100.3) driven through headless
 Chromium by playwright-core, talking to the real `dcomplete serve` of this checkout.
 
-The driver (editors/vscode/test/e2e/codeServer.e2e.ts) types, waits for the ghost text, accepts it with
-Tab and saves; then runs "dcomplete: Fill holes in file" from the command palette and saves. This test
+The driver (editors/vscode/test/e2e/codeServer.e2e.ts) types in a TypeScript file, waits for the ghost
+text, accepts it with Tab and saves; then runs "dcomplete: Fill holes in file" from the command palette and saves. This test
 then compares the files on disk with exactly what the server sent, read from the server's own log
 (`--verbose` logs every message it sends), and which suggestion was accepted from the server's
 feedback log (the accept command VS Code runs carries the item's id).
@@ -29,20 +29,22 @@ import pytest
 from code_server import CHROMIUM, CodeServer
 from vscode_build import package_vsix
 
-from engine.testing import make_one_token_checkpoint
+from infill.languages import get_language
+from tests.support.checkpoints import make_one_token_checkpoint
 
-# The one-token model's `xxxx` after `handle.` is an attribute, so the edit parses and the server (which
-# drops edits that add parse errors) always has a suggestion; the bundled model writes `readlines()`.
-COMPLETION_SOURCE = '''import os
+# Ghost text in a TypeScript file (the holes stay Python: both kinds of language in one run). The
+# one-token model's `xxxx` after `text.` is a property, so the edit parses and the server (which drops
+# edits that add parse errors) always has a suggestion.
+COMPLETION_SOURCE = """import { readFileSync } from "fs";
 
-
-def count_lines(path):
-    """Number of lines in the text file at path."""
-    with open(path) as handle:
-        lines =
-    return len(lines)
-'''
-COMPLETION_LINE, TYPED = 7, " handle."
+// Number of lines in the text file at path.
+export function countLines(path: string): number {
+  const text = readFileSync(path, "utf8");
+  const lines =
+  return lines.length;
+}
+"""
+COMPLETION_LINE, TYPED = 6, " text."
 HOLES_SOURCE = '''def area(width, height):
     """Area of a width x height rectangle."""
     # <|hole|>
@@ -151,7 +153,7 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(
 
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    completion_file, holes_file = workspace / "count_lines.py", workspace / "shapes.py"
+    completion_file, holes_file = workspace / "count_lines.ts", workspace / "shapes.py"
     completion_file.write_text(COMPLETION_SOURCE)
     holes_file.write_text(HOLES_SOURCE)
     server_log, feedback = tmp_path / "server.log", tmp_path / "state" / "dcomplete" / "feedback.jsonl"
@@ -195,6 +197,7 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(
     expected = apply_edits(typed_so_far(item), [{"range": item["range"], "newText": item["insertText"]}])
     assert report["afterAccept"] == expected, logs
     assert report["afterAccept"] != COMPLETION_SOURCE.replace(" =\n", " =" + TYPED + "\n")
+    assert not get_language("typescript").parse(report["afterAccept"]).root_node.has_error
 
     [edit] = edit_requests(messages)
     edits = text_edits(edit)

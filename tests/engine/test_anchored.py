@@ -6,12 +6,11 @@ import shutil
 
 import pytest
 import torch
-from safetensors.torch import load_file
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from engine import DenoiseParams, Engine, InfillRequest, ModelLoadError
-from engine.gguf_base import GGUFError, base_folder, locate
-from engine.testing import tiny_tokenizer, write_tiny_gguf
+from engine.gguf_base import GGUFError, base_folder, dequantize, locate, read_state
+from tests.support.checkpoints import tiny_tokenizer, write_tiny_gguf
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +45,26 @@ def test_gguf_base_reads_back_the_weights_written(tmp_path, monkeypatch):
     monkeypatch.setenv("DCOMPLETE_CACHE", str(tmp_path / "cache"))
     written = write_tiny_gguf(tmp_path / "m.gguf", seed=3)
     folder = base_folder(str(tmp_path / "m.gguf"))
-    loaded = load_file(folder / "model.safetensors")
+    loaded = read_state(folder)
     assert set(loaded) == set(written)
     for name, tensor in written.items():
         assert torch.equal(loaded[name], tensor), name  # q/k rows back in Hugging Face order
-    assert base_folder(str(tmp_path / "m.gguf")) == folder  # cached under the file's sha256
+    assert base_folder(str(tmp_path / "m.gguf")) == folder  # the table is kept, not rebuilt
+
+
+@pytest.mark.parametrize("kind", ["Q8_0", "Q4_0", "Q4_1", "F16", "BF16"])
+def test_torch_dequantization_equals_the_gguf_package(kind):
+    """Every block format dequantized with torch gives, value for value, what the gguf package gives."""
+    import gguf
+    import numpy as np
+    from gguf.quants import dequantize as reference
+    from gguf.quants import quantize
+
+    values = np.random.default_rng(0).normal(size=(8, 64)).astype(np.float32) * 3
+    quantized = quantize(values, gguf.GGMLQuantizationType[kind])
+    raw = torch.from_numpy(np.ascontiguousarray(quantized).view(np.uint8).reshape(-1).copy())
+    expected = torch.from_numpy(reference(quantized, gguf.GGMLQuantizationType[kind]).astype(np.float32))
+    assert torch.equal(dequantize(raw, kind).reshape(expected.shape), expected)
 
 
 def test_gguf_tokenizer_is_the_one_written(anchored):

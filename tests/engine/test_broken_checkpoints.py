@@ -66,7 +66,7 @@ def test_the_cli_says_it_in_one_line_and_exits_2(tiny_dream: Path, tmp_path: Pat
     source.write_text("def f(x):\n    return x\n")
     before = source.read_bytes()
     run = subprocess.run(
-        [sys.executable, "-m", "infill.cli", "infill", f"{source}:2-2", "--model", str(folder), "--write"],
+        [sys.executable, "-m", "cli", "infill", f"{source}:2-2", "--model", str(folder), "--write"],
         capture_output=True, text=True, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
     )
     assert run.returncode == 2, run.stderr

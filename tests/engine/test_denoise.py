@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.testing import layer0_keys
+from tests.support.checkpoints import layer0_keys
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from engine.models.layers import LayerKV
 from engine.doc_cache import DocCache, DocKV
+from engine.models.layers import LayerKV
 
 
 def kv(tokens: int, layers: int = 2) -> DocKV:

@@ -7,7 +7,7 @@ import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
 from engine.canvas_batch import query_positions
-from engine.testing import layer0_keys
+from tests.support.checkpoints import layer0_keys
 
 
 @pytest.fixture(scope="module")

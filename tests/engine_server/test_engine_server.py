@@ -24,10 +24,10 @@ import pytest
 from engine import DenoiseParams, Engine, InfillRequest
 from infill import Spot, fill, plan_completion
 from infill.canvas import canvas_for, line_break_ids
-from infill.engine_server.testing import EngineProcess
+from infill.languages import get_language
 from infill.leads import TextLead
 from infill.span_end import TextEnd
-from infill.languages import get_language
+from tests.support.engine_process import EngineProcess
 
 LONG = 600  # masks of a request that runs ~600 steps (one token a step, never an end token)
 SLOW = {"threshold": 1.0, "eos_penalty": 100.0}
@@ -243,6 +243,6 @@ def test_a_key_guards_every_endpoint_but_health_and_the_queue_is_bounded(tiny_an
 
 
 def test_a_non_loopback_bind_without_a_key_is_refused():
-    run = subprocess.run([sys.executable, "-m", "infill.cli", "engine", "--host", "0.0.0.0"], capture_output=True,
+    run = subprocess.run([sys.executable, "-m", "cli", "engine", "--host", "0.0.0.0"], capture_output=True,
                          text=True, timeout=60, env={**os.environ, "DCOMPLETE_API_KEY": ""})
     assert run.returncode == 2 and "--api-key" in run.stderr and len(run.stderr.strip().splitlines()) == 1

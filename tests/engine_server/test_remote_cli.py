@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from infill.engine_server.testing import EngineProcess
+from tests.support.engine_process import EngineProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "def area(w, h):\n    result = w * h\n    return result\n\n\ndef total(xs):\n    return sum(xs)\n"
@@ -21,7 +21,7 @@ HOLES = (ROOT / "tests" / "fixtures" / "holes.py").read_text(encoding="utf-8")
 
 def dcomplete(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DCOMPLETE_ENGINE_URL": ""}
-    return subprocess.run([sys.executable, "-m", "infill.cli", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=240, env=env, check=False)
 
 

@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="dcomplete-load-model-") as folder:
         model = args.model
         if model is None:
-            from engine.testing import make_tiny_checkpoint
+            from tests.support.checkpoints import make_tiny_checkpoint
 
             model = str(make_tiny_checkpoint(Path(folder), family="dream"))
         report = run_load(args.requests, args.documents, model, args.slow_ms)

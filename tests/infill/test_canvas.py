@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from engine.loader import SpecialTokens
-from engine.testing import tiny_tokenizer
 from infill.canvas import ContextOverflow, build_canvas, instruction_header
 from infill.spots import Spot
+from tests.support.checkpoints import tiny_tokenizer
 
 TOKENIZER = tiny_tokenizer()
 SPECIAL = SpecialTokens(

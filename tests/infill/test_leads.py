@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.testing import tiny_tokenizer
 from infill import FillOptions, fill, plan_completion
 from infill.canvas import build_canvas, line_break_ids
 from infill.leads import TextLead, lead_text
 from infill.spots import Spot
+from tests.support.checkpoints import tiny_tokenizer
 
 SOURCE = '''def area(width, height):
     """Area of a rectangle."""

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from engine.loader import SpecialTokens
-from engine.testing import tiny_tokenizer
 from infill.canvas import Slot
 from infill.languages import get_language
 from infill.postprocess import (
@@ -17,6 +16,7 @@ from infill.postprocess import (
 )
 from infill.repair import baseline, check_filled, remask_range
 from infill.spots import Edit, Spot
+from tests.support.checkpoints import tiny_tokenizer
 
 PYTHON = get_language("python")
 SPECIAL = SpecialTokens(mask_id=2, eos_id=0, pad_id=0, bos_id=1)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.testing import tiny_tokenizer
 from infill.windows import BLOCK_TOKENS, BODY_TOKENS, LINE_TOKENS, plan_completion, plan_regenerate
+from tests.support.checkpoints import tiny_tokenizer
 
 COMPLETIONS = [
     # (snippet, expected kind or None, expected mask count)

@@ -34,7 +34,7 @@ def model_settings(mode: str, model: Path) -> Iterator[dict[str, Any]]:
     if mode == "in-process":
         yield {"model": str(model)}
         return
-    from infill.engine_server.testing import EngineProcess
+    from tests.support.engine_process import EngineProcess
 
     with EngineProcess(["--model", str(model)]) as engine:
         yield {"engineUrl": engine.url}
@@ -90,10 +90,10 @@ class Session:
     state_dir: Path
     version: int = 1
 
-    async def open(self, uri: str, text: str) -> None:
+    async def open(self, uri: str, text: str, language_id: str = "python") -> None:
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
-                types.TextDocumentItem(uri=uri, language_id="python", version=self.version, text=text)
+                types.TextDocumentItem(uri=uri, language_id=language_id, version=self.version, text=text)
             )
         )
 

@@ -19,7 +19,7 @@ from lsp_harness import ENGINE_MODES, Session, model_settings, start_server, wai
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from engine.testing import make_one_token_checkpoint
+from tests.support.checkpoints import make_one_token_checkpoint
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

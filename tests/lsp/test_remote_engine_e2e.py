@@ -12,8 +12,8 @@ import pytest
 from lsp_harness import start_server, wait_until
 from lsprotocol import types
 
-from infill.engine_server.testing import EngineProcess
 from lsp_server.inference import RECONNECT_SECONDS
+from tests.support.engine_process import EngineProcess
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -120,6 +120,32 @@ async def test_inline_completion_on_emoji_and_cjk_line(server: Session) -> None:
     assert events[-1]["event"] == "accepted" and events[-1]["itemId"] == accepted.arguments[0]["itemId"]
 
 
+OTHER_LANGUAGES = (
+    ("file:///work/list.ts", "typescript", ('export function names(files: string[]): string[] {\n'
+                                            "  // Sorted names: \n  return [...files].sort();\n}\n")),
+    ("file:///work/list.go", "go", ("package files\n\nimport \"sort\"\n\nfunc Names(files []string) []string {\n"
+                                    "\t// Sorted names: \n\tsort.Strings(files)\n\treturn files\n}\n")),
+)
+
+
+async def test_typescript_and_go_documents_are_completed(server: Session) -> None:
+    """Every language of the table is announced and completed; each item keeps the file parsing with
+    that language's grammar (the cursor is at the end of a comment, where a random model's line parses)."""
+    from infill.languages import get_language
+
+    announced = server.init.capabilities.experimental["dcomplete"]["languages"]
+    assert {"python", "typescript", "typescriptreact", "go", "rust", "java", "csharp", "cpp"} <= set(announced)
+    for uri, language_id, text in OTHER_LANGUAGES:
+        await server.open(uri, text, language_id)
+        line = 1 if language_id == "typescript" else 5
+        character = len(text.split("\n")[line])
+        result = await asyncio.wait_for(server.inline(uri, line, character, invoked=False), 120)
+        assert isinstance(result, types.InlineCompletionList) and result.items, language_id
+        for item in result.items:
+            completed = apply_inline(text, item)
+            assert completed != text and not get_language(language_id).parse(completed).root_node.has_error
+
+
 async def test_completion_is_left_to_inline_completion_when_the_client_has_it(server: Session) -> None:
     line, character = cursor()
     result = await asyncio.wait_for(
@@ -205,3 +231,18 @@ async def test_settings_are_pulled_when_the_pushed_change_is_empty(server: Sessi
     await wait_until(lambda: len(server.client.messages) > shown_before)
     message = server.client.messages[-1]
     assert message.type == types.MessageType.Warning and "`debounceMs`" in message.message
+
+
+async def test_an_opened_document_is_prefilled_while_the_user_reads_it(
+    server: Session, request: pytest.FixtureRequest
+) -> None:
+    """In-process, the version opened is prefilled (before the edit the fixture made); behind an engine
+    server nothing is (the server keeps documents' caches from its own fills)."""
+    in_process = request.node.callspec.params["server"] == "in-process"
+    deadline = time.monotonic() + (60 if in_process else 3)
+    while True:
+        answer = await server.client.protocol.send_request_async("dcomplete/documentState", {"uri": URI})
+        if answer.warmed is not None or time.monotonic() > deadline:  # pygls gives an object, not a dict
+            break
+        await asyncio.sleep(0.1)
+    assert answer.warmed == (1 if in_process else None) and answer.version == 2

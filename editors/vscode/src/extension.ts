@@ -31,6 +31,7 @@ import {
   affectsServerSettings,
   initializationOptions,
   toServerSettings,
+  DEFAULT_LANGUAGES,
 } from "./settings";
 import {
   ClientState,
@@ -102,7 +103,7 @@ async function startClient(): Promise<void> {
   // without it, it still talks over the process's stdio.
   const serverOptions: ServerOptions = { command: line.command, args: line.args };
   const settings = readSettings();
-  const languages = settings.languages ?? ["python"];
+  const languages = settings.languages ?? DEFAULT_LANGUAGES;
   const clientOptions: LanguageClientOptions = {
     documentSelector: languages.flatMap((language) => [
       { scheme: "file", language },

@@ -20,6 +20,10 @@ export interface ServerSettings {
 }
 
 /** Configuration keys (below `dcomplete.`) that are forwarded to the server unchanged in name. */
+/** Every language the server has a grammar for (package.json's default for `dcomplete.languages`; the server
+ * announces the same list; tests/editors/test_vscode.py keeps the three equal). */
+export const DEFAULT_LANGUAGES = ["python", "javascript", "javascriptreact", "typescript", "tsx", "typescriptreact", "java", "go", "rust", "c", "cpp", "csharp", "cs", "ruby", "php", "bash", "sh", "shellscript", "lua", "json", "jsonc", "yaml", "toml"];
+
 export const SERVER_SETTING_KEYS = [
   "model",
   "device",

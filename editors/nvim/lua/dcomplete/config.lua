@@ -1,6 +1,12 @@
 --- Options of require('dcomplete').setup(), their defaults and their validation.
 local M = {}
 
+--- Every language the server has a grammar for, under the filetype names Neovim uses (`dcomplete serve`
+--- announces the same list in its initialize result; tests/editors/test_nvim_units.py keeps them equal).
+M.LANGUAGES = {
+  'python', 'javascript', 'javascriptreact', 'typescript', 'tsx', 'typescriptreact', 'java', 'go', 'rust', 'c', 'cpp', 'csharp', 'cs', 'ruby', 'php', 'bash', 'sh', 'shellscript', 'lua', 'json', 'jsonc', 'yaml', 'toml',
+}
+
 ---@class dcomplete.Keymaps
 ---@field accept string|false
 ---@field accept_word string|false
@@ -22,10 +28,10 @@ local M = {}
 function M.defaults()
   return {
     cmd = { 'dcomplete', 'serve' },
-    filetypes = { 'python' },
+    filetypes = vim.deepcopy(M.LANGUAGES),
     renderer = 'auto',
     settings = {},
-    root_markers = { 'pyproject.toml', 'setup.py', 'setup.cfg', '.git' },
+    root_markers = { 'pyproject.toml', 'setup.py', 'setup.cfg', 'package.json', 'go.mod', 'Cargo.toml', '.git' },
     debounce_ms = 75,
     keymaps = {
       accept = '<Tab>',

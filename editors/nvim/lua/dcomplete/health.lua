@@ -40,7 +40,24 @@ local function check_server_starts(cmd)
   end
 end
 
-local function check_clients()
+--- The languages the server announced (capabilities.experimental.dcomplete.languages) against `filetypes`.
+local function check_languages(client, config)
+  local experimental = client.server_capabilities and client.server_capabilities.experimental or {}
+  local announced = type(experimental) == 'table' and experimental.dcomplete and experimental.dcomplete.languages
+  if type(announced) ~= 'table' then
+    vim.health.warn('the server did not announce its languages (an older dcomplete?)')
+    return
+  end
+  vim.health.ok('languages the server completes: ' .. table.concat(announced, ', '))
+  local plain = vim.tbl_filter(function(ft)
+    return not vim.tbl_contains(announced, ft)
+  end, config.filetypes)
+  if #plain > 0 then
+    vim.health.info('filetypes without a grammar (plain line completions, no parse check): ' .. table.concat(plain, ', '))
+  end
+end
+
+local function check_clients(config)
   local clients = vim.lsp.get_clients({ name = require('dcomplete.server').NAME })
   if #clients == 0 then
     vim.health.info('no dcomplete server is running now (open a file of a configured filetype)')
@@ -60,6 +77,7 @@ local function check_clients()
     else
       vim.health.warn(line .. ', but it does not advertise inlineCompletionProvider')
     end
+    check_languages(client, config)
   end
 end
 
@@ -71,12 +89,13 @@ function M.check()
     vim.health.warn('setup() has not been called', { 'require("dcomplete").setup({})' })
     config = require('dcomplete.config').defaults()
   else
-    vim.health.ok(('renderer: %s; filetypes: %s'):format(config.renderer, table.concat(config.filetypes, ', ')))
+    vim.health.ok(('renderer: %s'):format(config.renderer))
   end
+  vim.health.info('languages (filetypes attached to): ' .. table.concat(config.filetypes, ', '))
   if check_binary(config.cmd) then
     check_server_starts(config.cmd)
   end
-  check_clients()
+  check_clients(config)
 end
 
 return M

@@ -9,17 +9,19 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from infill.batch_fill import Backend, FailedFile, LocalFill, Outcome, batches_of
-from infill.cli_common import (
+from cli.common import (
     add_engine_options,
+    add_language_option,
     add_output_options,
     denoise_params,
     dump_json,
+    file_language,
     fill_options,
     load_engine,
     result_json,
     say,
 )
+from infill.batch_fill import Backend, FailedFile, LocalFill, Outcome, batches_of
 from infill.files import BadInput, atomic_write, read_source, sweep_stale_temps, unified_diff
 from infill.fill import FillJob, FillOptions, FillResult
 from infill.holes import find_holes
@@ -30,10 +32,13 @@ from infill.spots import Spot, apply_edits
 from infill.windows import plan_regenerate
 
 HELP = """Regenerate spots in many files. Spots come from --lines, --query / --function-regex and
---holes (a line that is only `# <|hole|>` or `# <|hole:N|>`); all spots of one file share one canvas,
+--holes (a line that is only a `<|hole|>` or `<|hole:N|>` comment: `# <|hole|>`, `// <|hole|>`,
+`-- <|hole|>`, by the file's language); all spots of one file share one canvas,
 and files go to the model --batch at a time. Prints one unified diff (apply with `patch -p1` from the
 current directory) or rewrites the files with --write; --check CMD then runs CMD in a shell and
-restores every touched file when it fails. A directory in PATH stands for its source files.
+restores every touched file when it fails. A directory in PATH stands for its source files (every
+extension of the language table, or, with --language, that language's). The language comes from each
+file's extension unless --language names it.
 With --ray the model runs in a pool of actors on a Ray cluster; planning, output and writing stay here.
 
 --instruction TEXT goes into each file's context as a comment block at the top
@@ -69,6 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--batch", type=int, default=8, help="files per engine call (default 8)")
     add_output_options(parser)
+    add_language_option(parser)
     add_engine_options(parser)
     _add_ray_options(parser)
     parser.set_defaults(run=run)
@@ -100,7 +106,9 @@ class FilePlan:
     ranges: list[tuple[int, int]]
 
 
-def _expand(paths: list[str]) -> list[str]:
+def _expand(paths: list[str], language: str | None = None) -> list[str]:
+    """Files as given, and under each directory the files of a known language (of `language` only, when
+    given)."""
     found: list[str] = []
     for path in paths:
         if os.path.isdir(path):
@@ -108,8 +116,10 @@ def _expand(paths: list[str]) -> list[str]:
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(files):
                     try:
-                        language_for_path(name)
+                        spec = language_for_path(name)
                     except UnsupportedLanguage:
+                        continue
+                    if language and language not in spec.names:
                         continue
                     found.append(os.path.join(root, name))
         else:
@@ -142,17 +152,14 @@ def plan_files(args: argparse.Namespace) -> list[FilePlan]:
     for option in args.lines:
         path, ranges = _parse_lines(option)
         line_ranges.setdefault(path, []).extend(ranges)
-    paths = _expand(args.paths) + [p for p in line_ranges if p not in _expand(args.paths)]
+    given = _expand(args.paths, args.language)
+    paths = given + [p for p in line_ranges if p not in given]
     if not paths:
         raise BadInput("refactor: no files given")
     plans = []
     for path in paths:
         text = read_source(path)
-        try:
-            spec = language_for_path(path)
-        except UnsupportedLanguage as exc:
-            raise BadInput(str(exc)) from None
-        plans.append(FilePlan(path, text, spec, line_ranges.get(path, [])))
+        plans.append(FilePlan(path, text, file_language(path, args), line_ranges.get(path, [])))
     return plans
 
 
@@ -252,7 +259,7 @@ def _backend(args: argparse.Namespace, params: object, options: FillOptions) -> 
     when asked for."""
     if args.ray is None:
         return LocalFill(load_engine(args), params, options, lambda message: say(args, message))
-    from infill.ray_refactor import RayFill, ray_options
+    from remote.ray_refactor import RayFill, ray_options
 
     return RayFill.start(ray_options(args), params, options, lambda message: say(args, message))
 

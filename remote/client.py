@@ -32,7 +32,7 @@ import msgspec
 from engine import DenoiseParams, InfillRequest, InfillResult, Span, SpecialTokens, Stats
 from engine.api import ModelTraits, WithTraits
 from engine.canvas_batch import find_spans
-from infill.engine_server import schemas
+from remote.server import schemas
 
 POLL_SECONDS = 0.05
 T = TypeVar("T")
@@ -82,6 +82,11 @@ class RemoteEngine(WithTraits):
         runs = find_spans(list(canvas), self.special.mask_id)
         spans = [Span(start, end, list(canvas[start:end])) for start, end in runs]
         return InfillResult(list(canvas), spans, Stats(), cancelled=True)
+
+    def warm(self, requests: Sequence[InfillRequest], params: DenoiseParams | None = None) -> bool:
+        """Nothing: the engine server keeps each document's cache from its fills (a warm-up over the wire
+        would cost a round trip on every open)."""
+        return False
 
     def forget(self, doc_id: str) -> None:
         """The server keeps per-document caches under its own budget; nothing to send."""

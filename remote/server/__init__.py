@@ -10,6 +10,7 @@ the project's type library, so bodies decode straight into msgspec structs and a
 runs in one thread behind `engine.batcher.Batcher`; request threads wait for their rows' batch.
 
 Modules: `schemas` (bodies), `service` (what the endpoints do, on plain values, through `infill`),
-`borrowed` (the OpenAI / llama.cpp shapes), `tickets` (disconnect, supersede, deadline), `metrics`
-(Prometheus), `app` (routes, errors, auth), `cli` (the subcommand).
+`compat_apis` (the OpenAI / llama.cpp request shapes other plugins speak), `metrics` (Prometheus), `app`
+(routes, errors, auth, and the `Ticket` of each request: `infill.tickets`); the subcommand that starts it
+is `cli.engine_command`.
 """

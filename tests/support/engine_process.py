@@ -29,7 +29,7 @@ class EngineProcess:
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> EngineProcess:
-        self.process = subprocess.Popen([sys.executable, "-m", "infill.cli", "engine", *self.args],
+        self.process = subprocess.Popen([sys.executable, "-m", "cli", "engine", *self.args],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                         text=True, env=self.env)
         found = threading.Event()

@@ -5,23 +5,26 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import time
 
-from infill.cli_common import (
+from cli.common import (
     add_engine_options,
+    add_language_option,
     add_output_options,
     denoise_params,
     dump_json,
+    file_language,
     fill_options,
     load_engine,
     result_json,
     say,
+    seconds_alive,
 )
 from infill.files import BadInput, atomic_write, read_source, sweep_stale_temps, unified_diff
 from infill.fill import fill
-from infill.languages import UnsupportedLanguage, language_for_path
-from infill.spots import Spot, apply_edits
 from infill.languages import LanguageSpec
 from infill.positions import LineIndex
+from infill.spots import Spot, apply_edits
 from infill.windows import plan_completion, plan_regenerate
 
 _TARGET = re.compile(r"^(?P<path>.+):(?P<start>\d+)(?:-(?P<end>\d+))?$")
@@ -51,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("target", metavar="FILE:LINE[-END]")
     parser.add_argument("--length", type=int, default=None, help="force the mask count (no growth)")
     add_output_options(parser)
+    add_language_option(parser)
     add_engine_options(parser)
     parser.set_defaults(run=run)
 
@@ -84,10 +88,7 @@ def complete_at(text: str, line: int, spec: LanguageSpec, target: str) -> Spot |
 def run(args: argparse.Namespace) -> int:
     path, start, end = parse_target(args.target)
     text = read_source(path)
-    try:
-        spec = language_for_path(path)
-    except UnsupportedLanguage as exc:
-        raise BadInput(str(exc)) from None
+    spec = file_language(path, args)
     if args.length is not None and args.length < 1:
         raise BadInput(f"--length {args.length}: must be at least 1")
     if end is None:
@@ -104,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
     options = fill_options(args, max_grow=0 if args.length is not None else None)
     params = denoise_params(args)
 
+    loading = time.perf_counter()
     engine = load_engine(args)
+    loaded = time.perf_counter()
     if end is None:
         spot = planned
     else:
@@ -115,6 +118,11 @@ def run(args: argparse.Namespace) -> int:
         spot = Spot(spot.start, spot.end, args.length, spot.kind, spot.warning)
     say(args, f"denoising 1 spot of {spot.n_masks} masks")
     result = fill(engine, text, [spot], params, spec, doc_id=path, options=options)
+    stats = result.stats
+    say(args, f"times: start-up and imports {seconds_alive() - (time.perf_counter() - loading):.2f} s, "
+              f"model load {loaded - loading:.2f} s, "
+              f"prefill {stats.prefill_seconds:.2f} s, decode {stats.seconds - stats.prefill_seconds:.2f} s "
+              f"({stats.new_tokens} tokens in {stats.forward_passes} forwards)")
     for note in result.notes:
         print(f"dcomplete: {path}: {note}", file=sys.stderr)
     new_text = apply_edits(text, result.edits)

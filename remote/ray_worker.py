@@ -1,6 +1,6 @@
 """The body of one Ray actor of `dcomplete refactor --ray`: it loads the engine once and fills batches
 of jobs with `fill_many`, exactly as the local path does. It is a plain class (no ray import), made an
-actor by `infill.ray_refactor`, so its module is what the workers import."""
+actor by `remote.ray_refactor`, so its module is what the workers import."""
 
 from __future__ import annotations
 
@@ -28,13 +28,14 @@ class Hello:
 
 class FillWorker:
     def __init__(self, model: str, device: str | None, params: Any, options: FillOptions) -> None:
-        from engine import Engine, ModelLoadError
+        from engine import ModelLoadError
+        from remote.engines import open_engine
 
         self.params, self.options = params, options
         self.engine: Any = None
         self.error: str | None = None
         try:
-            self.engine = Engine.load(model, device=device)
+            self.engine = open_engine(model, device)
         except ModelLoadError as exc:
             self.error = str(exc)
 

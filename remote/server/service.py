@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from engine import DenoiseParams, InfillRequest, InfillResult, Stats
+from infill import user_settings
 from infill.canvas import ContextOverflow, Slot
 from infill.fill import FillJob, FillOptions, FillResult, fill, fill_many
 from infill.holes import find_holes
@@ -22,10 +23,9 @@ from infill.languages import LanguageSpec, UnsupportedLanguage, get_language
 from infill.leads import TextLead
 from infill.span_end import TextEnd
 from infill.spots import Spot
+from infill.tickets import Ticket
 from infill.windows import plan_completion, plan_regenerate
-
-from infill.engine_server import schemas
-from infill.engine_server.tickets import Ticket
+from remote.server import schemas
 
 
 class RequestError(Exception):
@@ -36,11 +36,11 @@ class RequestError(Exception):
         self.message, self.status, self.kind = message, status, kind
 
 
-def denoise_params(params: Any, base: DenoiseParams | None = None) -> tuple[DenoiseParams, int | None]:
-    """(DenoiseParams, deadline_ms) from a `schemas.Params`; unset fields keep `base` (fast())."""
-    changes = {f.name: getattr(params, f.name) for f in fields(DenoiseParams) if getattr(params, f.name) is not None}
+def denoise_params(params: Any) -> tuple[DenoiseParams, int | None]:
+    """(DenoiseParams, deadline_ms) from a `schemas.Params`; unset fields keep `DenoiseParams.fast()`'s."""
+    given = {f.name: getattr(params, f.name) for f in fields(DenoiseParams)}
     try:
-        return (base or DenoiseParams.fast()).with_(**changes), params.deadline_ms
+        return user_settings.denoise_params("fast", **given), params.deadline_ms
     except ValueError as exc:
         raise RequestError(f"params: {exc}") from None
 
@@ -101,11 +101,10 @@ def complete(engine: Any, job: TextJob, ticket: Ticket) -> TextOutcome:
     spot = plan_completion(text, len(job.prefix), spec)
     if spot is None:  # the line is complete: `dcomplete infill` writes nothing here either
         return TextOutcome([""] * job.n, ["stop"] * job.n, 0, Stats())
-    options = FillOptions()
-    if job.max_tokens is not None:
-        spot = Spot(spot.start, spot.end, min(spot.n_masks, job.max_tokens), spot.kind)
-        options = FillOptions(max_grow=job.max_tokens - spot.n_masks)
-    results = _fill(lambda: fill_many(engine, [FillJob(text, (spot,), spec)] * job.n, job.params, ticket, options))
+    [spots], max_grow = user_settings.cap_tokens([[spot]], job.max_tokens)
+    spot = spots[0]
+    options = FillOptions(max_grow=max_grow)
+    results = _fill(lambda: fill_many(engine, [FillJob(text, spots, spec)] * job.n, job.params, ticket, options))
     texts, reasons = [], []
     for result in results:
         written = result.edits[0].new_text if result.edits else ""

@@ -2,7 +2,7 @@
 
 `make_tiny_block_checkpoint(folder, family)` writes config.json (the family's real `model_type`,
 `architectures` and `auto_map`), model.safetensors under the names the released checkpoints use, and a
-tokenizer (`engine.testing.tiny_tokenizer`). SDAR and Fast-dLLM v2 weights are written by transformers'
+tokenizer (`tests.support.checkpoints.tiny_tokenizer`). SDAR and Fast-dLLM v2 weights are written by transformers'
 own Qwen3 / Qwen2 classes (their checkpoints are those layouts), LLaDA2's under Ling-v2's names, and
 DiffusionGemma's by `DiffusionGemmaForBlockDiffusion.save_pretrained`.
 """
@@ -16,8 +16,8 @@ from typing import Any
 import torch
 from safetensors.torch import save_file
 
-from engine.testing import SPECIALS, tiny_shape, tiny_tokenizer
-from engine.testing import _randomize as _randomize_all
+from tests.support.checkpoints import SPECIALS, tiny_shape, tiny_tokenizer
+from tests.support.checkpoints import _randomize as _randomize_all
 
 # The output projection is scaled up so that the random model is confident at many positions: the
 # threshold rule then commits several tokens a step, as a trained model does.

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from infill.files import BadInput
 
 SUBCOMMANDS: tuple[tuple[str, str | None, str | None], ...] = (
-    ("infill.cli_infill", None, None),
-    ("infill.cli_refactor", None, None),
-    ("infill.engine_server.cli", None, None),
+    ("cli.infill_command", None, None),
+    ("cli.refactor_command", None, None),
+    ("cli.engine_command", None, None),
     (
         "lsp_server.cli",
         "serve",

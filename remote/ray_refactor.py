@@ -1,5 +1,5 @@
 """`dcomplete refactor --ray`: the model runs in a pool of Ray actors; this process (the driver) plans
-every file before and writes after, through the same code as a local run (`infill.cli_refactor`).
+every file before and writes after, through the same code as a local run (`cli.refactor_command`).
 
 Why Ray Core actors and not Ray Data `map_batches` with an actor pool: both batch inside an actor (here
 a call carries `--batch` jobs, the same batches in the same order as a local run, so the edits are the
@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from infill.batch_fill import FailedFile, Outcome, new_tokens
-from infill.fill import FillJob, FillOptions, FillResult
 from infill.files import BadInput
+from infill.fill import FillJob, FillOptions, FillResult
 from infill.progress import Progress
-from infill.ray_worker import FillWorker, Hello
+from remote.ray_worker import FillWorker, Hello
 
 DEPTH = 2
 MAX_ATTEMPTS = 2

@@ -24,11 +24,12 @@ from litestar.response import Stream
 
 from engine import Engine
 from engine.batcher import Batcher, BatcherClosed, BatcherConfig, QueueFull
-from infill.engine_server import borrowed, schemas, service
-from infill.engine_server.metrics import Metrics
-from infill.engine_server.tickets import SUPERSEDE_HEADER, Supersede, Ticket
+from infill.tickets import Supersede, Ticket
+from remote.server import compat_apis, schemas, service
+from remote.server.metrics import Metrics
 
 T = TypeVar("T")
+SUPERSEDE_HEADER = "x-dcomplete-supersede"
 ROUTES = ("/v1/completions", "/v1/fim/completions", "/infill", "/v1/infill", "/v1/engine", "/v1/models",
           "/health", "/metrics")
 
@@ -69,17 +70,14 @@ class EngineServer:
 
     async def run(self, request: Request, work: Callable[[Ticket], T]) -> T:
         """`work(ticket)` in a request thread; the ticket stops on disconnect, supersede or deadline."""
-        ticket = Ticket()
-        key = request.headers.get(SUPERSEDE_HEADER)
-        if key:
-            self.supersede.claim(key, ticket)
+        ticket = Ticket(request.headers.get(SUPERSEDE_HEADER) or None)
+        self.supersede.claim(ticket)
         watcher = asyncio.ensure_future(_watch_disconnect(request, ticket))
         try:
             return await asyncio.get_running_loop().run_in_executor(self.pool, work, ticket)
         finally:
             watcher.cancel()
-            if key:
-                self.supersede.release(key, ticket)
+            self.supersede.release(ticket)
             if ticket.reason is not None:
                 self.metrics.left.labels(ticket.reason).inc()
 
@@ -149,13 +147,14 @@ def _error(message: str, status: int, kind: str, headers: dict[str, str] | None 
 
 @post("/v1/completions", status_code=200)
 async def completions(request: Request) -> Response[bytes] | Stream:
-    return await _text(request, schemas.Completions, borrowed.completions_job, borrowed.completions_body,
-                       borrowed.completions_events)
+    return await _text(request, schemas.Completions, compat_apis.completions_job,
+                       compat_apis.completions_body, compat_apis.completions_events)
 
 
 @post("/v1/fim/completions", status_code=200)
 async def fim_completions(request: Request) -> Response[bytes] | Stream:
-    return await _text(request, schemas.FimCompletions, borrowed.fim_job, borrowed.fim_body, borrowed.fim_events)
+    return await _text(request, schemas.FimCompletions, compat_apis.fim_job, compat_apis.fim_body,
+                       compat_apis.fim_events)
 
 
 async def _text(request: Request, kind: type[Any], to_job: Callable[[Any], service.TextJob],
@@ -177,7 +176,7 @@ async def llama_infill(request: Request) -> Response[bytes]:
     server = _server(request)
     body = await _read(request, schemas.LlamaInfill)
     server.check_model(body.model)
-    job, deadline = borrowed.llama_job(body)
+    job, deadline = compat_apis.llama_job(body)
 
     def work(ticket: Ticket) -> service.TextOutcome:
         return service.complete(server.batcher, job, service.expire(ticket, deadline))
@@ -185,7 +184,7 @@ async def llama_infill(request: Request) -> Response[bytes]:
     loop = asyncio.get_running_loop()
     started = loop.time()
     outcome = await server.run(request, work)
-    return _json(borrowed.llama_body(outcome, server.name, loop.time() - started))
+    return _json(compat_apis.llama_body(outcome, server.name, loop.time() - started))
 
 
 @post("/v1/infill", status_code=200)

@@ -1,4 +1,4 @@
-"""`dcomplete engine`: serve the engine over HTTP (see `infill.engine_server`)."""
+"""`dcomplete engine`: serve the engine over HTTP (see `remote.server`)."""
 
 from __future__ import annotations
 
@@ -73,9 +73,9 @@ def run(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from cli.common import load_engine
     from engine.batcher import BatcherConfig
-    from infill.cli_common import load_engine
-    from infill.engine_server.app import EngineServer, ServerConfig, build_app
+    from remote.server.app import EngineServer, ServerConfig, build_app
 
     args.verbose = False
     engine = load_engine(args)

@@ -1,4 +1,5 @@
-"""The borrowed request shapes (OpenAI completions, FIM, llama.cpp `/infill`) to and from `TextJob`.
+"""The request shapes other editor plugins already speak (OpenAI completions, Mistral-style FIM, llama.cpp
+`/infill`) to and from `TextJob`.
 
 A diffusion engine writes a gap's tokens all at once, so `stream: true` sends the completion as one
 server-sent event followed by a final event with `finish_reason` and `data: [DONE]`, the framing OpenAI
@@ -14,8 +15,8 @@ from typing import Any
 
 import msgspec
 
-from infill.engine_server import schemas
-from infill.engine_server.service import RequestError, TextJob, TextOutcome, language, sampling
+from remote.server import schemas
+from remote.server.service import RequestError, TextJob, TextOutcome, language, sampling
 
 
 def _stops(stop: str | list[str] | None) -> tuple[str, ...]:

@@ -6,12 +6,15 @@ import argparse
 import json
 import os
 import sys
+import time
 from typing import Any
 
 from infill.files import BadInput
 from infill.fill import FillOptions, FillResult
+from infill.languages import LanguageSpec, UnsupportedLanguage, language_for_file
 from infill.positions import LineIndex
 
+_IMPORTED = time.perf_counter()
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("model and sampler")
@@ -55,9 +58,37 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="report each stage on stderr")
 
 
+def seconds_alive() -> float:
+    """Seconds since this process started (Linux: from /proc; elsewhere since this module was imported)."""
+    try:
+        with open("/proc/self/stat") as f:
+            started_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return uptime - started_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return time.perf_counter() - _IMPORTED
+
+
 def say(args: argparse.Namespace, message: str) -> None:
     if args.verbose:
         print(f"dcomplete: {message}", file=sys.stderr, flush=True)
+
+
+def add_language_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--language", metavar="NAME", default=None,
+        help="the files' language (python, typescript, go, ...; an editor's languageId works too) instead of "
+        "the one their extension names; a file with an unknown extension is plain text (lines, no parse check)",
+    )
+
+
+def file_language(path: str, args: argparse.Namespace) -> LanguageSpec:
+    """`--language`, else the language of the file's extension, else plain text; a bad name is BadInput."""
+    try:
+        return language_for_file(path, getattr(args, "language", None))
+    except UnsupportedLanguage as exc:
+        raise BadInput(f"--language: {exc}") from None
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -65,20 +96,15 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the edits as JSON instead of a patch")
 
 
+SAMPLER_FLAGS = ("steps", "alg", "threshold", "block", "temperature", "top_p", "seed", "eos_penalty")
+
+
 def denoise_params(args: argparse.Namespace) -> Any:
-    from engine import DenoiseParams
+    """--sampler is the preset, the other sampler flags that were given change it."""
+    from infill.user_settings import denoise_params
 
     try:
-        if args.sampler == "reference":
-            params = DenoiseParams.reference(args.steps)
-        else:
-            params = DenoiseParams.fast() if args.threshold is None else DenoiseParams.fast(args.threshold)
-            if args.steps is not None:
-                params = params.with_(steps=args.steps)
-        changes = {
-            k: getattr(args, k) for k in ("alg", "temperature", "top_p", "seed", "threshold", "eos_penalty", "block")
-        }
-        return params.with_(**{k: v for k, v in changes.items() if v is not None})
+        return denoise_params(args.sampler, **{name: getattr(args, name) for name in SAMPLER_FLAGS})
     except ValueError as exc:
         raise BadInput(f"sampler options: {exc}") from None
 
@@ -90,31 +116,27 @@ def fill_options(args: argparse.Namespace, **extra: Any) -> FillOptions:
 
 
 def load_engine(args: argparse.Namespace) -> Any:
-    """The engine `--model` names, loaded here, or the server `--engine-url` names."""
-    if getattr(args, "engine_url", None):  # `dcomplete engine` loads with these options too, without it
-        from infill.remote_engine import EngineUnavailable, RemoteEngine
+    """The engine `--model` names, loaded here, or the server `--engine-url` names (`remote.engines`)."""
+    from engine import ModelLoadError
+    from remote.client import EngineUnavailable
+    from remote.engines import open_engine
 
-        try:
-            engine = RemoteEngine(args.engine_url, getattr(args, "api_key", None))
-        except EngineUnavailable as exc:
-            raise BadInput(f"--engine-url: {exc}") from None
-        say(args, f"using engine {engine.name} ({engine.family}) at {engine.url}")
-        return engine
-    from engine import Engine, ModelLoadError
-
+    url = getattr(args, "engine_url", None)  # `dcomplete engine` loads with these options too, without it
     try:
-        engine = Engine.load(args.model, device=args.device)
-        say(
-            args,
-            f"loaded model {engine.name} ({engine.family}, {engine.device}, context {engine.max_length})",
-        )
-        return engine
+        engine = open_engine(args.model, args.device, url, getattr(args, "api_key", None))
+    except EngineUnavailable as exc:
+        raise BadInput(f"--engine-url: {exc}") from None
     except ModelLoadError as exc:
         raise BadInput(str(exc)) from None
     except (OSError, RuntimeError) as exc:
-        if args.device is not None and "device" in str(exc).lower():
+        if not url and args.device is not None and "device" in str(exc).lower():
             raise BadInput(f"--device {args.device}: {exc}") from None
         raise
+    if url:
+        say(args, f"using engine {engine.name} ({engine.family}) at {engine.url}")
+    else:
+        say(args, f"loaded model {engine.name} ({engine.family}, {engine.device}, context {engine.max_length})")
+    return engine
 
 
 def result_json(path: str, text: str, result: FillResult) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Request and response bodies of the engine server, as msgspec structs.
 
-Requests of the borrowed shapes (OpenAI completions, FIM, llama.cpp `/infill`) ignore fields they do not
+Requests of the compatible shapes (OpenAI completions, FIM, llama.cpp `/infill`) ignore fields they do not
 know, since their clients send many we have no use for; a known field of the wrong type is a 400 naming
 it. The native `/v1/infill` shapes forbid unknown fields: a misspelt sampler knob must not pass silently.
 `Params` has every field of `engine.DenoiseParams`, all optional (defaults: `DenoiseParams.fast()`).
@@ -134,7 +134,7 @@ class EngineInfo(msgspec.Struct):
     device: str = ""
 
 
-# -- borrowed shapes ----------------------------------------------------------------------------
+# -- compatible shapes (compat_apis) -------------------------------------------------------------------------
 
 
 class _TextCompletion(msgspec.Struct, kw_only=True):

@@ -1,0 +1,292 @@
+"""Where one step's time goes: our anchored step beside `transformers` and llama.cpp on the same weights.
+
+    python -m bench.step [--model default] [--contexts 256,1024] [--rows 1,4,8,16] [--repeats 8]
+                         [--dtype D] [--no-reference]
+
+For each cache length (tokens of text before the gap) and each number of query rows, one decoding step of
+the bundled model's engine (`AnchoredPredictor.predict` after the prefill, the rows a real step runs: the
+last written token and the masks after it), split by ablation in the same run:
+  linear     the block projections at that row count, called through the model's own modules
+  head       the vocabulary projection at that row count
+  attention  the K/V cache writes and reads and the attention kernels, replayed from one real step
+  adapter    the step with the adapter on minus the step with it off
+  other      the rest: embeddings, norms, rotary, masks, Python between the kernels
+and, side by side, `transformers`' LlamaForCausalLM over the same dequantized base weights (fp32) with its
+KV cache (a step of the same rows against a cache of the same length), and llama.cpp (llama-cpp-python,
+only when installed: it is never a dependency) on the same GGUF file. Prefill rows: the whole context in
+one forward (ours: the engine's own prefill of the canvas). Times are medians of `--repeats` runs,
+interleaved; quote ratios from one run. The last line is JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from bench.workload import package_versions, source_files
+from engine import DenoiseParams, Engine
+from engine.anchored_step import AnchoredPredictor
+from engine.calibration import time_ms
+from engine.canvas_batch import CanvasBatch
+from engine.models import layers
+
+GAP = 32
+SUFFIX = 64
+WRITTEN = 4  # tokens the gap holds when a step is timed: its last one is a query row, as in decoding
+
+
+def median_ms(fn: Callable[[], object], repeats: int) -> float:
+    return time_ms(fn, repeats, statistics.median)
+
+
+def context_ids(engine: Engine, tokens: int) -> tuple[list[int], list[int], list[int]]:
+    """`tokens` ids of real code before the gap, the WRITTEN ids the gap holds already, and SUFFIX ids
+    after it."""
+    text = max((p.read_text(encoding="utf-8") for p in source_files()), key=len)
+    ids = engine.tokenizer.encode(text, add_special_tokens=False)
+    return ids[:tokens], ids[tokens : tokens + WRITTEN], ids[tokens + GAP : tokens + GAP + SUFFIX]
+
+
+class OurStep:
+    """One anchored predictor over a canvas [bos] + prefix + masks + suffix, prefilled once."""
+
+    def __init__(self, engine: Engine, prefix: list[int], written: list[int], suffix: list[int],
+                 adapter: bool) -> None:
+        sp = engine.special
+        self.canvas = [sp.bos_id, *prefix, *[sp.mask_id] * GAP, *suffix]
+        self.engine = engine
+        self.params = DenoiseParams(adapter=adapter)
+        self.batch = CanvasBatch.build([self.canvas], [0], sp.mask_id, sp.pad_id, engine.loaded.device)
+        start = len(prefix) + 1
+        self.batch.x[0, start : start + len(written)] = torch.tensor(written)
+        self.predictor = AnchoredPredictor(engine.loaded, self.batch, self.params)
+        self.no_change = torch.zeros_like(self.batch.masked)
+        self.predict(1)  # the prefill
+
+    def predict(self, rows: int) -> torch.Tensor:
+        with torch.inference_mode():
+            return self.predictor.predict(self.batch, self.batch.leading_masks(rows), self.no_change)[0]
+
+    def prefill(self) -> None:
+        """The first step of a fresh predictor over the canvas: every fixed token runs."""
+        with torch.inference_mode():
+            fresh = AnchoredPredictor(self.engine.loaded, self.batch, self.params)
+            fresh.predict(self.batch, self.batch.leading_masks(1), self.no_change)
+
+
+class Recorder:
+    """The attention kernels and cache reads/writes of one step, captured to be replayed alone."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = []
+
+    def __enter__(self) -> Recorder:
+        self.sdpa = F.scaled_dot_product_attention
+        self.keys = layers.ForwardContext.keys
+        recorder = self
+
+        def sdpa(*args: Any, **kwargs: Any) -> Any:
+            recorder.calls.append((recorder.sdpa, args, kwargs))
+            return recorder.sdpa(*args, **kwargs)
+
+        def keys(ctx: Any, *args: Any) -> Any:
+            recorder.calls.append((recorder.keys, (ctx, *args), {}))
+            return recorder.keys(ctx, *args)
+
+        F.scaled_dot_product_attention = sdpa  # type: ignore[assignment]
+        layers.ForwardContext.keys = keys  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        F.scaled_dot_product_attention = self.sdpa  # type: ignore[assignment]
+        layers.ForwardContext.keys = self.keys  # type: ignore[method-assign]
+
+    def replay(self) -> None:
+        with torch.inference_mode():
+            for fn, args, kwargs in self.calls:
+                fn(*args, **kwargs)
+
+
+class _EveryRow:
+    """The adapter's view of a decoding step for `FusedProjections`: every row is a gap row."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows, self.every_row = torch.arange(rows), True
+
+
+def linear_calls(engine: Engine, rows: int) -> tuple[Callable[[], None], Callable[[], None]]:
+    """(the block projections with the adapter's folded LoRA, the head) at `rows` rows, through the
+    model's own modules."""
+    model = engine.loaded.model
+    shape = model.shape
+    x = torch.randn(1, rows, shape.hidden_size)
+    inner = torch.randn(1, rows, shape.intermediate_size)
+    adapt = _EveryRow(rows)
+
+    def blocks() -> None:
+        with torch.inference_mode():
+            for i, block in enumerate(model.model.layers):
+                block.self_attn.qkv(x, adapt, i)
+                block.self_attn.out(x, adapt, i)
+                block.mlp.gate_up(x, adapt, i)
+                block.mlp.down(inner, adapt, i)
+
+    def head() -> None:
+        with torch.inference_mode():
+            model.project(x)
+
+    return blocks, head
+
+
+def transformers_model(engine: Engine) -> torch.nn.Module:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    s = engine.loaded.model.shape
+    cfg = LlamaConfig(vocab_size=s.vocab_size, hidden_size=s.hidden_size, intermediate_size=s.intermediate_size,
+                      num_hidden_layers=s.num_hidden_layers, num_attention_heads=s.num_attention_heads,
+                      num_key_value_heads=s.num_key_value_heads, rms_norm_eps=s.rms_norm_eps,
+                      rope_theta=s.rope_theta, max_position_embeddings=s.max_position_embeddings,
+                      tie_word_embeddings=s.tie_word_embeddings, attn_implementation="sdpa")
+    model = LlamaForCausalLM(cfg).eval()
+    ours = {k: v for k, v in engine.loaded.model.state_dict().items() if not k.startswith("adapter.")}
+    missing, _ = model.load_state_dict({k: v.float() for k, v in ours.items()}, strict=False)
+    assert not [m for m in missing if "rotary" not in m], missing
+    return model
+
+
+class TransformersStep:
+    def __init__(self, model: torch.nn.Module, prefix: list[int]) -> None:
+        from transformers import DynamicCache
+
+        self.model = model
+        self.prefix = torch.tensor([prefix])
+        self.n = len(prefix)
+        self.cache = DynamicCache()
+        with torch.inference_mode():
+            model(self.prefix, past_key_values=self.cache, use_cache=True)
+
+    def step(self, rows: int) -> None:
+        with torch.inference_mode():
+            self.model(self.prefix[:, -rows:], past_key_values=self.cache, use_cache=True)
+        self.cache.crop(-rows)
+
+    def prefill(self) -> None:
+        from transformers import DynamicCache
+
+        with torch.inference_mode():
+            self.model(self.prefix, past_key_values=DynamicCache(), use_cache=True)
+
+
+class LlamaCppStep:
+    """llama.cpp on the GGUF file the bundled base ships in, when llama-cpp-python is installed."""
+
+    def __init__(self, gguf: str, prefix: list[int], threads: int) -> None:
+        from llama_cpp import Llama
+
+        self.llm = Llama(model_path=gguf, n_ctx=2048, n_threads=threads, n_threads_batch=threads,
+                         n_batch=2048, verbose=False)
+        self.prefix = prefix
+        self.llm.reset()
+        self.llm.eval(prefix)
+
+    def step(self, rows: int) -> None:
+        self.llm.n_tokens = len(self.prefix)
+        self.llm._ctx.kv_cache_seq_rm(-1, len(self.prefix), -1)  # noqa: SLF001 (no public rollback)
+        self.llm.eval(self.prefix[-rows:])
+
+    def prefill(self) -> None:
+        self.llm.reset()
+        self.llm._ctx.kv_cache_clear()  # noqa: SLF001
+        self.llm.eval(self.prefix)
+
+
+def llama_cpp(engine: Engine, prefix: list[int], threads: int) -> LlamaCppStep | None:
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        return None
+    from engine.gguf_base import locate
+
+    config = json.loads((engine.loaded.folder / "config.json").read_text())
+    return LlamaCppStep(str(locate(config["base"])), prefix, threads)
+
+
+def measure(engine: Engine, reference: torch.nn.Module | None, context: int, rows_list: list[int],
+            repeats: int, threads: int) -> dict[str, dict[str, float | None]]:
+    prefix, written, suffix = context_ids(engine, context)
+    on, off = (OurStep(engine, prefix, written, suffix, adapter) for adapter in (True, False))
+    ids = [engine.special.bos_id, *prefix, *written]
+    theirs = TransformersStep(reference, ids) if reference is not None else None
+    cpp = llama_cpp(engine, ids, threads)
+    out: dict[str, dict[str, float | None]] = {}
+    for rows in rows_list:
+        blocks, head = linear_calls(engine, rows)
+        with Recorder() as recorder:
+            on.predict(rows)
+        row: dict[str, float | None] = {
+            "step": median_ms(lambda: on.predict(rows), repeats),
+            "no_adapter": median_ms(lambda: off.predict(rows), repeats),
+            "linear": median_ms(blocks, repeats),
+            "head": median_ms(head, repeats),
+            "attention": median_ms(recorder.replay, repeats),
+            "transformers": median_ms(lambda: theirs.step(rows), repeats) if theirs else None,
+            "llama_cpp": median_ms(lambda: cpp.step(rows), repeats) if cpp else None,
+        }
+        step, linear, head_ms, attention = (float(row[k] or 0) for k in ("step", "linear", "head", "attention"))
+        row["adapter"] = step - float(row["no_adapter"] or 0)
+        row["other"] = step - linear - head_ms - attention - row["adapter"]
+        out[str(rows)] = row
+    few = max(2, repeats // 4)
+    out["prefill"] = {
+        "step": median_ms(on.prefill, few),
+        "transformers": median_ms(theirs.prefill, few) if theirs else None,
+        "llama_cpp": median_ms(cpp.prefill, few) if cpp else None,
+    }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.step", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="default")
+    parser.add_argument("--dtype", default=None, help="the engine's weights (default: the engine's choice)")
+    parser.add_argument("--contexts", default="256,1024")
+    parser.add_argument("--rows", default="1,4,8,16")
+    parser.add_argument("--repeats", type=int, default=8)
+    parser.add_argument("--no-reference", action="store_true", help="skip transformers and llama.cpp")
+    args = parser.parse_args(argv)
+    engine = Engine.load(args.model, device="cpu", dtype=args.dtype)
+    if not engine.left_to_right:
+        parser.error(f"model {args.model}: bench.step measures the anchored family's step")
+    reference = None if args.no_reference else transformers_model(engine)
+    threads = torch.get_num_threads()
+    rows_list = [int(r) for r in args.rows.split(",")]
+    results = {}
+    for context in (int(c) for c in args.contexts.split(",")):
+        results[str(context)] = measure(engine, reference, context, rows_list, args.repeats, threads)
+    print(f"model {engine.name} ({engine.family}, dtype {args.dtype or 'default'}); "
+          f"{platform.processor() or platform.machine()}, torch {torch.__version__}, threads {threads}; "
+          f"median ms of {args.repeats}")
+    cols = ("step", "linear", "head", "attention", "adapter", "other", "transformers", "llama_cpp")
+    print(f"{'context':>7} {'rows':>7} " + " ".join(f"{c:>12}" for c in cols) + f" {'x transf':>8} {'x cpp':>6}")
+    for context, rows in results.items():
+        for label, r in rows.items():
+            cells = " ".join(f"{r[c]:>12.1f}" if r.get(c) is not None else f"{'-':>12}" for c in cols)
+            ratio = f"{r['step'] / r['transformers']:>8.2f}" if r.get("transformers") else f"{'-':>8}"
+            cpp = f"{r['step'] / r['llama_cpp']:>6.2f}" if r.get("llama_cpp") else f"{'-':>6}"
+            print(f"{context:>7} {label:>7} {cells} {ratio} {cpp}")
+    print(json.dumps({"benchmark": "step", "model": engine.name, "dtype": args.dtype, "threads": threads,
+                      "sources": package_versions(),
+                      "results": {c: {k: {m: (round(v, 2) if v is not None else None) for m, v in r.items()}
+                                      for k, r in rows.items()} for c, rows in results.items()}}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

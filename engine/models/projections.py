@@ -1,0 +1,154 @@
+"""The linear projections of a block, as the block calls them: one input, one or more outputs.
+
+`Projections` runs the block's `nn.Linear`s one by one under their checkpoint names and lets a family's
+adapter (`layers.Adapt`) change each output: the form training and the reference paths use.
+
+`FusedProjections` is the inference form: the projections of one input run as one matrix product, which
+is most of a small model's cost per layer. Two things make a CPU decoding step cheaper:
+- the kernel this machine runs fastest at the call's row count (`KERNELS`, chosen per weight shape and
+  row count by `engine.calibration`): float32 for many rows (prefill), a float16 copy for one row
+  (decoding), where reading half the bytes makes the product up to twice as fast;
+- a low-rank adapter (LoRA) folded in: its down-projections (A) are extra output rows of the same product,
+  and one small product by the block-diagonal up-projections (B) adds the update to the rows it applies to,
+  instead of two products per projection.
+The `nn.Linear` parameters become views into the fused float32 matrix, so nothing is stored twice in float32
+and checkpoints still load and save by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+if TYPE_CHECKING:
+    from engine.block_products import BlockProduct
+    from engine.models.layers import Adapt
+
+
+class Projections:
+    def __init__(self, names: Sequence[str], linears: Sequence[nn.Module]) -> None:
+        self.names = tuple(names)
+        self.linears = tuple(linears)
+
+    def __call__(self, x: torch.Tensor, adapt: Adapt | None, layer: int) -> tuple[torch.Tensor, ...]:
+        ys = [linear(x) for linear in self.linears]
+        if adapt is None:
+            return tuple(ys)
+        return tuple(adapt.project(layer, name, x, y) for name, y in zip(self.names, ys))
+
+
+Kernel = str
+LINEAR, COLUMNS, HALF, BLOCKS = "linear", "columns", "half", "blocks"
+KERNELS: tuple[Kernel, ...] = (LINEAR, COLUMNS, HALF, BLOCKS)
+"""How a product runs: `linear` rows first in the model's dtype (F.linear; best for many rows), `columns`
+weight times the rows' transpose (a CPU runs it at the weight's memory bound for a few rows where the
+rows-first product falls onto a slower kernel), `half` rows first on a float16 copy of the weight (half
+the bytes to read: faster for one row on a memory-bound CPU, slower than float32 from a few rows on),
+`blocks` on the checkpoint's own 4- or 8-bit blocks (`engine.block_products`, when it came in them)."""
+MAX_TABLE_ROWS = 16  # calls with more rows always run `linear`
+
+
+def default_kernels(device: torch.device) -> tuple[Kernel, ...]:
+    """The kernel per row count (1..MAX_TABLE_ROWS) before any measurement: `columns` for 2-16 rows on a
+    CPU (measured faster for every SmolLM2 shape), `linear` elsewhere."""
+    if device.type != "cpu":
+        return (LINEAR,) * MAX_TABLE_ROWS
+    return (LINEAR,) + (COLUMNS,) * (MAX_TABLE_ROWS - 1)
+
+
+class FusedProjections:
+    def __init__(self, names: Sequence[str], linears: Sequence[nn.Linear]) -> None:
+        self.names = tuple(names)
+        self._linears = tuple(linears)
+        self.sizes = [linear.out_features for linear in linears]
+        self.width = sum(self.sizes)
+        has_bias = [linear.bias is not None for linear in linears]
+        assert all(has_bias) or not any(has_bias), "fused projections must all have a bias or none"
+        self.bias = _joined([linear.bias.detach() for linear in linears]) if all(has_bias) else None  # type: ignore[union-attr]
+        self._full = _joined([linear.weight.detach() for linear in linears])  # + LoRA down rows when attached
+        self.weight = self._full
+        self.kernels = default_kernels(self.weight.device)
+        self.half: torch.Tensor | None = None  # float16 copy of `_full`, when a kernel is `half`
+        self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
+        self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
+        self.scale = 1.0
+        if len(linears) > 1:
+            self._rebind()
+
+    def _rebind(self) -> None:
+        """Make the `nn.Linear` parameters views into the fused matrix (one copy in memory)."""
+        biases = self.bias.split(self.sizes) if self.bias is not None else [None] * len(self._linears)
+        for linear, w, b in zip(self._linears, self.weight.split(self.sizes), biases):
+            linear.weight = nn.Parameter(w, requires_grad=False)
+            if b is not None:
+                linear.bias = nn.Parameter(b, requires_grad=False)
+
+    @property
+    def shape_key(self) -> str:
+        """What a kernel measurement of this product depends on: the weight's shape with the folded rank."""
+        return f"{self._full.shape[0]}x{self._full.shape[1]}"
+
+    def attach_low_rank(self, downs: Sequence[torch.Tensor], ups: Sequence[torch.Tensor], scale: float) -> None:
+        """Fold a LoRA in: `downs[i]` (r, d_in) and `ups[i]` (out_i, r) for the i-th projection."""
+        rank = sum(d.shape[0] for d in downs)
+        self._full = torch.cat([self.weight, *[d.to(self.weight.dtype) for d in downs]])
+        self.weight = self._full[: self.width]
+        self._rebind()
+        up = self.weight.new_zeros((self.width, rank))
+        row = col = 0
+        for size, u in zip(self.sizes, ups):
+            up[row : row + size, col : col + u.shape[1]] = u
+            row, col = row + size, col + u.shape[1]
+        self.up, self.scale = up, scale
+        self.set_kernels(self.kernels)
+
+    @property
+    def available(self) -> tuple[Kernel, ...]:
+        """The kernels this product can run."""
+        return KERNELS if self.blocks is not None else (LINEAR, COLUMNS, HALF)
+
+    def set_kernels(self, kernels: Sequence[Kernel]) -> None:
+        """The kernel for calls of 1..len(kernels) rows (more rows: `linear`)."""
+        self.kernels = tuple(k if k in self.available else LINEAR for k in kernels)
+        self.half = self._full.to(torch.float16) if HALF in self.kernels else None
+
+    def product(self, x: torch.Tensor, width: int) -> torch.Tensor:
+        """x times the first `width` rows of the fused weight, plus the bias, by the kernel for x's rows."""
+        rows = x.numel() // x.shape[-1]
+        kernel = self.kernels[rows - 1] if rows <= len(self.kernels) else LINEAR
+        bias = None if self.bias is None else F.pad(self.bias, (0, width - self.width))
+        if kernel == BLOCKS and self.blocks is not None:
+            y = self.blocks(x)
+            if width > self.width:  # the adapter's down-projections stay in float32
+                y = torch.cat([y, F.linear(x, self._full[self.width : width])], -1)
+        elif kernel == HALF and self.half is not None:
+            y = F.linear(x.to(torch.float16), self.half[:width]).to(x.dtype)
+        elif kernel == COLUMNS:
+            y = (self._full[:width] @ x.reshape(rows, x.shape[-1]).t()).t().reshape(*x.shape[:-1], width)
+        else:
+            return F.linear(x, self._full[:width], bias)
+        return y if bias is None else y + bias
+
+    def __call__(self, x: torch.Tensor, adapt: Adapt | None, layer: int) -> tuple[torch.Tensor, ...]:
+        low_rank = self.up is not None and adapt is not None and adapt.rows.numel() > 0
+        y = self.product(x, self._full.shape[0] if low_rank else self.width)
+        if not low_rank:
+            return y.split(self.sizes, -1)
+        assert adapt is not None and self.up is not None
+        base, mid = y[..., : self.width], y[..., self.width :]
+        if adapt.every_row:
+            base = base + F.linear(mid, self.up) * self.scale
+        else:
+            flat = base.reshape(-1, self.width)
+            delta = F.linear(mid.reshape(-1, mid.shape[-1]).index_select(0, adapt.rows), self.up) * self.scale
+            base = flat.index_add(0, adapt.rows, delta).view_as(base)
+        return base.split(self.sizes, -1)
+
+
+def _joined(tensors: list[torch.Tensor]) -> torch.Tensor:
+    """`tensors` stacked along the first dimension; a single one as it is (no copy)."""
+    return tensors[0] if len(tensors) == 1 else torch.cat(tensors)

@@ -1,0 +1,147 @@
+"""The CPU fast paths: kernels chosen per row count, the adapter's LoRA folded into fused products, what
+the calibration decides, and how far the sampler drafts from what rows cost."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from engine import DenoiseParams, Engine, InfillRequest
+from engine.calibration import UNMEASURED, _table, calibration_for, decode_kernel, measure
+from engine.drafting import DraftPolicy, Plan
+from engine.models.anchored import GapAdapt
+from engine.models.layers import DOWN, GATE_UP, OUT, QKV, Projections
+from engine.models.projections import COLUMNS, HALF, KERNELS, LINEAR, MAX_TABLE_ROWS
+
+
+@pytest.fixture(scope="module")
+def anchored(tiny_anchored) -> Engine:
+    return Engine.load(tiny_anchored, device="cpu")
+
+
+def _canvas(engine: Engine) -> list[int]:
+    sp, tok = engine.special, engine.tokenizer
+    return ([sp.bos_id] + tok.encode("def area(w, h):\n    return") + [sp.mask_id] * 6
+            + tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id])
+
+
+def _unfused(model):
+    """A copy of `model` whose blocks run their projections one by one, the adapter's LoRA applied per
+    projection (as in training), and whose head is the plain linear layer."""
+    clone = copy.deepcopy(model)
+    for block in clone.model.layers:
+        attn, mlp = block.self_attn, block.mlp
+        attn.qkv = Projections(QKV, (attn.q_proj, attn.k_proj, attn.v_proj))
+        attn.out = Projections(OUT, (attn.o_proj,))
+        mlp.gate_up = Projections(GATE_UP, (mlp.gate_proj, mlp.up_proj))
+        mlp.down = Projections(DOWN, (mlp.down_proj,))
+    clone.head = None
+    return clone
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_every_kernel_computes_the_unfused_projections(anchored, kernel):
+    """At every row count a kernel is chosen for, each fused product with the LoRA folded in gives what the
+    projections give one by one with the LoRA applied per projection (as in training), on gap rows and on
+    fixed-text rows: float32 kernels to float tolerance, float16 to its precision."""
+    model = anchored.loaded.model
+    reference = _unfused(model)
+    fused = copy.deepcopy(model)
+    for p in fused.products():
+        p.set_kernels((kernel,) * MAX_TABLE_ROWS)
+    tolerance = 2e-2 if kernel == HALF else 1e-5
+    for rows in (1, 2, 5, 16):
+        for gap in (torch.ones(1, rows, dtype=torch.bool), torch.arange(rows)[None] % 2 == 0):
+            adapt = GapAdapt(model.adapter, gap, torch.ones(1, 1, rows, rows, dtype=torch.bool), None)
+            for layer, (ours, theirs) in enumerate(zip(fused.model.layers, reference.model.layers)):
+                for name in ("qkv", "out", "gate_up"):
+                    group = getattr(ours.self_attn, name, None) or getattr(ours.mlp, name)
+                    plain = getattr(theirs.self_attn, name, None) or getattr(theirs.mlp, name)
+                    x = torch.randn(1, rows, model.shape.hidden_size)
+                    with torch.inference_mode():
+                        for got, expected in zip(group(x, adapt, layer), plain(x, adapt, layer)):
+                            assert torch.allclose(got, expected, atol=tolerance, rtol=tolerance), (kernel, rows, name)
+            h = torch.randn(1, rows, model.shape.hidden_size)
+            assert torch.allclose(fused.project(h), reference.project(h), atol=tolerance, rtol=tolerance)
+
+
+def test_small_models_are_not_calibrated_and_stay_exactly_float32(anchored):
+    assert anchored.loaded.calibration == UNMEASURED
+    assert all(HALF not in p.kernels for p in anchored.loaded.model.products())
+    assert calibration_for(anchored.loaded.model, torch.device("cpu")) == UNMEASURED
+
+
+def test_a_measurement_gives_a_kernel_table_per_shape_and_a_row_cost(anchored):
+    model = anchored.loaded.model
+    saved = [p.kernels for p in model.products()]
+    try:
+        found = measure(model)
+    finally:
+        for p, k in zip(model.products(), saved):
+            p.set_kernels(k)
+    assert set(found.kernels) == {p.shape_key for p in model.products()} == set(found.exact)
+    assert all(len(set(t)) == 1 and len(t) == MAX_TABLE_ROWS and set(t) <= set(KERNELS) for t in found.kernels.values())
+    assert all(HALF not in t for t in found.exact.values())
+    assert found.row_cost[0] == 1.0 and len(found.row_cost) == 16
+
+
+def test_decoding_gets_one_kernel_fastest_where_steps_run_few_rows():
+    # SmolLM2's block projections, one thread of a loaded AVX2 machine (ms): float16 falls behind from 8 rows
+    timed = {1: {LINEAR: 71.0, COLUMNS: 71.0, HALF: 47.0}, 2: {LINEAR: 139.0, COLUMNS: 71.0, HALF: 68.0},
+             4: {LINEAR: 164.0, COLUMNS: 119.0, HALF: 110.0}, 8: {LINEAR: 206.0, COLUMNS: 143.0, HALF: 202.0},
+             16: {LINEAR: 268.0, COLUMNS: 228.0, HALF: 400.0}}
+    assert decode_kernel(timed) == HALF  # but steps mostly run one row
+    timed[1][HALF] = 60.0
+    assert decode_kernel(timed) == COLUMNS
+    assert _table({1: LINEAR, 2: COLUMNS, 8: LINEAR})[:9] == (LINEAR,) + (COLUMNS,) * 6 + (LINEAR,) * 2
+
+
+def test_drafting_follows_what_rows_cost():
+    assert DraftPolicy((), 8).plan() == Plan(8, 7)  # unmeasured (a GPU): the family's lookahead
+    assert DraftPolicy((1.0,) * 9, 8).plan() == Plan(8, 7)  # rows for free: draft as far as it goes
+    steep = DraftPolicy((1.0, 1.8, 2.4, 3.0, 3.6, 4.2, 4.8, 5.4, 6.0), 8)
+    assert steep.plan() == Plan(1, 0)  # every row costs most of a forward: no drafting
+    cheap_ish = DraftPolicy((1.0, 1.1, 1.15, 1.2, 1.25, 1.3, 1.5, 1.7, 2.0), 8)
+    cheap_ish.observe(1000, 990)
+    assert cheap_ish.plan().most >= 3  # drafts nearly always kept: worth a few rows
+    cheap_ish.observe(100000, 0)
+    assert cheap_ish.plan() == Plan(1, 0)  # drafts never kept: not worth a row
+
+
+def test_greedy_output_is_the_same_whatever_the_plan(anchored, monkeypatch):
+    """The plan only sets how many tokens a step keeps: no drafts, lookup drafts only, mask-row drafts."""
+    sp, tok = anchored.special, anchored.tokenizer
+    repeated = [sp.bos_id] + tok.encode("x = values[0]\ny = values[1]\nz = values[") + [sp.mask_id] * 8 + [sp.eos_id]
+    for ids in (_canvas(anchored), repeated):
+        request = InfillRequest(ids, max_grow=8)
+        outputs = []
+        for plan in (Plan(1, 0), Plan(1, 4), Plan(3, 2), Plan(8, 7)):
+            monkeypatch.setattr(DraftPolicy, "plan", lambda self, plan=plan: plan)
+            outputs.append(anchored.infill([request], DenoiseParams(threshold=0.3))[0].canvas)
+        assert all(o == outputs[0] for o in outputs)
+
+
+@pytest.mark.parametrize("kind", ["Q4_0", "Q4_1", "Q8_0"])
+def test_a_block_product_multiplies_by_the_file_s_own_weights(kind):
+    """ONNX Runtime's kernel on a GGUF file's blocks gives x times the weights the gguf package dequantizes,
+    to the precision of rows quantized to 8 bits per block of 32 (as llama.cpp computes them)."""
+    import gguf
+    import numpy as np
+    from gguf.quants import dequantize, quantize
+
+    from engine.block_products import BlockProduct, Blocks, available
+
+    if not available():
+        pytest.skip("onnxruntime is an optional dependency of the CPU kernels")  # installed by `make setup`
+    weights = np.random.default_rng(0).normal(size=(96, 64)).astype(np.float32)
+    blocks = quantize(weights, gguf.GGMLQuantizationType[kind])
+    exact = torch.from_numpy(dequantize(blocks, gguf.GGMLQuantizationType[kind]).astype(np.float32))
+    data = torch.from_numpy(np.ascontiguousarray(blocks).view(np.uint8).reshape(96, -1).copy())
+    product = BlockProduct([Blocks(kind, data[:40]), Blocks(kind, data[40:])], threads=1)
+    x = torch.randn(3, 64, generator=torch.Generator().manual_seed(0))
+    expected = x @ exact.T
+    got = product(x)
+    assert got.shape == (3, 96)
+    assert torch.allclose(got, expected, atol=0.02 * expected.abs().max())
