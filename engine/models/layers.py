@@ -199,16 +199,22 @@ class SwiGLU(nn.Module):
 def fuse_projections(block: Block) -> None:
     """Fuse each group of projections of one input for inference (`FusedProjections`); the block computes
     the same values."""
-    attn, mlp = block.self_attn, block.mlp
+    attn = block.self_attn
     attn.qkv = FusedProjections(QKV, (attn.q_proj, attn.k_proj, attn.v_proj))
     attn.out = FusedProjections(OUT, (attn.o_proj,))
+    fuse_mlp(block.mlp)
+
+
+def fuse_mlp(mlp: SwiGLU) -> None:
     mlp.gate_up = FusedProjections(GATE_UP, (mlp.gate_proj, mlp.up_proj))
     mlp.down = FusedProjections(DOWN, (mlp.down_proj,))
 
 
 def fused_groups(block: Block) -> list[FusedProjections]:
-    """The fused projections of a block (after `fuse_projections`), in the order a forward runs them."""
-    groups = [block.self_attn.qkv, block.self_attn.out, block.mlp.gate_up, block.mlp.down]
+    """The fused projections of a block (after `fuse_projections`), in the order a forward runs them (a
+    mixture of experts in place of the MLP has none: `engine.models.moe`)."""
+    attn, mlp = block.self_attn, block.mlp
+    groups = [attn.qkv, attn.out, getattr(mlp, "gate_up", None), getattr(mlp, "down", None)]
     return [g for g in groups if isinstance(g, FusedProjections)]
 
 

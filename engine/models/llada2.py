@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from engine.models.block import BlockDecoding, BlockShape, refuse_rope_scaling, rope_theta
-from engine.models.layers import OUT, Adapt
+from engine.models.layers import OUT, Adapt, SwiGLU, fuse_mlp, fused_groups
 from engine.models.moe import MoEShape, SparseMoE
 from engine.models.projections import FusedProjections, Projections
 from engine.models.transformer import Transformer
@@ -80,14 +80,21 @@ def rename(name: str) -> str:
     return name
 
 
-class _FusedQKV:
-    """`Attention.qkv` for a checkpoint that stores q, k and v as one projection (no adapter runs on it)."""
+class _SplitQKV(Projections):
+    """`Attention.qkv` for a checkpoint that stores q, k and v as one projection (`query_key_value`): one
+    product, by `nn.Linear` or, after `fuse`, by `FusedProjections` (the calibrated kernels), split after it."""
 
     def __init__(self, linear: nn.Linear, sizes: list[int]) -> None:
-        self.linear, self.sizes = linear, sizes
+        super().__init__(("query_key_value",), (linear,))
+        self.sizes = sizes
+        self.fused: FusedProjections | None = None
+
+    def fuse(self) -> None:
+        self.fused = FusedProjections(self.names, self.linears)  # type: ignore[arg-type]
 
     def __call__(self, x: torch.Tensor, adapt: Adapt | None, layer: int) -> tuple[torch.Tensor, ...]:
-        return self.linear(x).split(self.sizes, dim=-1)
+        (y,) = (self.fused or super().__call__)(x, adapt, layer)
+        return y.split(self.sizes, dim=-1)
 
 
 class LLaDA2Model(Transformer):
@@ -99,15 +106,28 @@ class LLaDA2Model(Transformer):
             attn = block.self_attn
             del attn.q_proj, attn.k_proj, attn.v_proj
             attn.query_key_value = nn.Linear(hidden, sum(sizes), bias=shape.qkv_bias)
-            attn.qkv = _FusedQKV(attn.query_key_value, sizes)
+            attn.qkv = _SplitQKV(attn.query_key_value, sizes)
             attn.o_proj = nn.Linear(sizes[0], hidden, bias=shape.out_bias)
             attn.out = Projections(OUT, (attn.o_proj,))
             if i >= shape.dense_layers:
                 block.mlp = SparseMoE(hidden, shape.moe)
 
     def fuse_for_inference(self) -> None:
-        """Only the vocabulary projection: q/k/v are one projection already, and the experts run apart."""
+        """q/k/v (one projection already), o_proj, the dense layers' feed-forward and the vocabulary
+        projection become `FusedProjections`; the experts of a mixture run apart, as `nn.Linear`s."""
+        for block in self.model.layers:
+            attn = block.self_attn
+            assert isinstance(attn.qkv, _SplitQKV)
+            attn.qkv.fuse()
+            attn.out = FusedProjections(OUT, (attn.o_proj,))
+            if isinstance(block.mlp, SwiGLU):
+                fuse_mlp(block.mlp)
         self.head = FusedProjections(("lm_head",), (self.lm_head,))
 
     def products(self) -> list[FusedProjections]:
-        return [self.head] if self.head is not None else []
+        groups: list[FusedProjections] = []
+        for block in self.model.layers:
+            qkv = block.self_attn.qkv
+            groups += ([qkv.fused] if isinstance(qkv, _SplitQKV) and qkv.fused is not None else [])
+            groups += fused_groups(block)
+        return groups + ([self.head] if self.head is not None else [])

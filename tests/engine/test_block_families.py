@@ -178,3 +178,19 @@ def test_by_default_the_suffix_is_not_read(engines):
     assert bare.token_ids == with_suffix.token_ids
     reading = reading_the_suffix(engine).infill([InfillRequest(before + [m] * 8 + after + [eos])], params)[0]
     assert reading.spans[0].token_ids != bare.token_ids
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_int8_weights_swap_the_fused_projections_and_leave_the_experts(family, engines, tiny_block):
+    """dtype int8 (`engine.quantize`) swaps every block's o_proj and fused gate/up (LLaDA2's dense layer's)
+    for int8 products; a mixture's experts stay float32; the model still completes a canvas."""
+    from engine.quantize import Int8Projections
+
+    engine = Engine.load(tiny_block(family), device="cpu", dtype="int8")
+    layers = engine.loaded.model.model.layers
+    assert all(isinstance(block.self_attn.out, Int8Projections) for block in layers)
+    dense = [block.mlp for block in layers if hasattr(block.mlp, "gate_up")]
+    assert dense and all(isinstance(mlp.gate_up, Int8Projections) for mlp in dense)
+    assert len(dense) == (1 if family == "llada2" else len(layers))
+    out = engine.infill([_canvases(engine)[0]], DenoiseParams.fast())[0]
+    assert engine.special.mask_id not in out.canvas
