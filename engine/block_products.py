@@ -71,24 +71,34 @@ def _fields(blocks: Blocks) -> tuple[torch.Tensor, torch.Tensor | None, torch.Te
 
 
 class BlockProduct:
-    """x (rows, K) times the stacked weights `parts` (each (N_i, K) in GGUF blocks), transposed, in float32."""
+    """x (rows, K) times the stacked weights `parts` (each (N_i, K) in GGUF blocks), transposed, in float32.
+    The ONNX Runtime session (tens of milliseconds to build) is built at the first product, so a model
+    whose calibration keeps other kernels never builds one."""
 
     def __init__(self, parts: Sequence[Blocks], threads: int) -> None:
         kinds = {p.kind for p in parts}
         if len(kinds) != 1 or next(iter(kinds)) not in SUPPORTED:
             raise ValueError(f"blocks of one supported kind expected, got {sorted(kinds)}")
         self.kind = kinds.pop()
-        fields = [_fields(p) for p in parts]
-        scale = torch.cat([f[0] for f in fields])
-        codes = torch.cat([f[2] for f in fields])
-        self.mins = torch.cat([f[1] for f in fields]) if fields[0][1] is not None else None  # type: ignore[misc]
-        self.n, blocks = scale.shape
-        self.k = blocks * BLOCK
-        self._session = _session(self.kind, codes, scale, self.n, self.k, threads)
+        self.parts, self.threads = list(parts), threads
+        self.n = sum(p.data.shape[0] for p in parts)
+        self.k = parts[0].data.shape[1] // {"Q4_0": 18, "Q4_1": 20, "Q8_0": 34}[self.kind] * BLOCK
+        self.mins: torch.Tensor | None = None
+        self._session = None
+
+    def _build(self):
+        fields = [_fields(p) for p in self.parts]
+        scale, codes = torch.cat([f[0] for f in fields]), torch.cat([f[2] for f in fields])
+        if self.kind == "Q4_1":
+            self.mins = torch.cat([f[1] for f in fields if f[1] is not None])
+        self._session = _session(self.kind, codes, scale, self.n, self.k, self.threads)
+        self.parts = []
+        return self._session
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.reshape(-1, self.k).contiguous()
-        (y,) = self._session.run(None, {"A": rows.numpy()})
+        session = self._session or self._build()
+        (y,) = session.run(None, {"A": rows.numpy()})
         out = torch.from_numpy(y)
         if self.mins is not None:
             out += F.linear(rows.view(rows.shape[0], -1, BLOCK).sum(-1), self.mins)
