@@ -33,10 +33,10 @@ MODES = {"prefix": False, "context": True}
 def causal_block_checkpoint(folder: Path) -> Path:
     """The bundled model's GGUF base as a Fast-dLLM v2 checkpoint with blocks of one token."""
     import torch
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import save_file
     from transformers import AutoTokenizer
 
-    from engine.gguf_base import base_folder, read_shape
+    from engine.gguf_base import base_folder, read_shape, read_state
     from engine.loader import DEFAULT_MODEL_DIR
     from engine.models.fast_dllm import MASK_TOKEN
 
@@ -46,7 +46,7 @@ def causal_block_checkpoint(folder: Path) -> Path:
     tokenizer.add_special_tokens({"additional_special_tokens": [MASK_TOKEN]})  # one past the base vocabulary
     anchored = json.loads((DEFAULT_MODEL_DIR / "config.json").read_text())
     tokenizer.bos_token = tokenizer.eos_token = tokenizer.convert_ids_to_tokens(anchored["eos_token_id"])
-    weights = load_file(str(base / "model.safetensors"))
+    weights = read_state(base)  # dequantized from the GGUF (the cache folder holds no weights)
     embed = weights["model.embed_tokens.weight"]
     weights["model.embed_tokens.weight"] = torch.cat([embed, embed.mean(0, keepdim=True)])
     kv = shape.num_key_value_heads * (shape.hidden_size // shape.num_attention_heads)
