@@ -55,10 +55,12 @@ figures: $(STAMP)
 	$(CPU2) bench.ray_refactor --files 8
 
 # On a machine with a CUDA GPU: absolute speed of the bundled model and of a random model shaped like
-# Open-dCoder-0.5B, and multi-spot batching there.
+# Open-dCoder-0.5B, SDAR-1.7B and Fast-dLLM-v2-1.5B, and multi-spot batching there.
 figures-gpu: $(STAMP)
 	$(PY) -m bench.speed --device cuda --cases 8
 	$(PY) -m bench.speed --device cuda --cases 8 --shape open-dcoder-0.5b
+	$(PY) -m bench.speed --device cuda --cases 8 --shape sdar-1.7b
+	$(PY) -m bench.speed --device cuda --cases 8 --shape fast-dllm-v2-1.5b
 	$(PY) -m bench.multispot --device cuda --files 3
 
 clean:

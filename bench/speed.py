@@ -6,12 +6,16 @@
 Per span size (one line, 16, 32 and 64 tokens), on the same canvases (regenerated lines of real files the
 corpus never saw), one request at a time:
   naive  one token per step: for full-attention families with no cache, the whole canvas every step,
-         Dream's schedule with steps = masks, as the official samplers ship; for the anchored family
-         with its exact cache (the same output as fast, which verifies its drafts);
-  fast   the default sampler: threshold 0.9 (--threshold) plus the cache;
+         Dream's schedule with steps = masks, as the official samplers ship; for block-diffusion families
+         their reference rule with no cache (every block up to the current one every step, as LLaDA2's
+         `generate` runs); for the anchored family with its exact cache (the same output as fast, which
+         verifies its drafts);
+  fast   the default sampler: threshold 0.9 (--threshold) plus the cache (for block families, complete
+         blocks cached exactly);
   ar     for the anchored family, its base decoding greedily from the prefix alone with the same exact KV
-         cache (the adapter off); for full-attention families, transformers Qwen2ForCausalLM with random
-         weights of the same shape, `generate` with its KV cache, as many new tokens as the span.
+         cache (the adapter off); for the other families, transformers Qwen2ForCausalLM (Qwen3 for SDAR's
+         shape) with random weights of the same shape, `generate` with its KV cache, as many new tokens
+         as the span.
 Tokens/s counts the tokens each mode wrote that are not end-of-text (anchored spans end when the model
 says so; full-attention modes fill every position); for the anchored family each timed request follows
 one on the same canvas and document, so it reuses the exact cache of the fixed text and times writing
@@ -26,6 +30,7 @@ import json
 import platform
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -38,6 +43,19 @@ SIZES: tuple[tuple[str, int | None, int | None], ...] = (
 )
 OPEN_DCODER = dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
                    num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=4096)
+# Random block-diffusion models shaped like the released checkpoints (Qwen3-1.7B and Qwen2.5-1.5B bases;
+# research/models.md §2.8, §2.9): config.json as the family's loader reads it.
+BLOCK_SHAPES: dict[str, dict[str, Any]] = {
+    "sdar-1.7b": {"model_type": "sdar", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144,
+                  "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
+                  "rope_theta": 1e6, "max_position_embeddings": 32768, "tie_word_embeddings": False,
+                  "block_size": 4},
+    "fast-dllm-v2-1.5b": {"model_type": "Fast_dLLM_Qwen", "vocab_size": 151936, "hidden_size": 1536,
+                          "intermediate_size": 8960, "num_hidden_layers": 28, "num_attention_heads": 12,
+                          "num_key_value_heads": 2, "rope_theta": 1e6, "max_position_embeddings": 32768,
+                          "tie_word_embeddings": True, "bd_size": 32},
+}
+SHAPES = ("bundled", "open-dcoder-0.5b", *BLOCK_SHAPES)
 
 
 def timed(fn, device: str) -> tuple[Any, float]:
@@ -51,15 +69,21 @@ def timed(fn, device: str) -> tuple[Any, float]:
 
 
 def ar_model(engine: Engine) -> torch.nn.Module:
-    from transformers import Qwen2Config, Qwen2ForCausalLM
+    """transformers' autoregressive model of the engine's shape (Qwen3 for a QK-norm shape), random."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM
 
     s = engine.loaded.model.shape
-    cfg = Qwen2Config(vocab_size=s.vocab_size, hidden_size=s.hidden_size, intermediate_size=s.intermediate_size,
-                      num_hidden_layers=s.num_hidden_layers, num_attention_heads=s.num_attention_heads,
-                      num_key_value_heads=s.num_key_value_heads, max_position_embeddings=8192,
-                      tie_word_embeddings=s.tie_word_embeddings, attn_implementation="sdpa")
+    common: dict[str, Any] = {
+        "vocab_size": s.vocab_size, "hidden_size": s.hidden_size, "intermediate_size": s.intermediate_size,
+        "num_hidden_layers": s.num_hidden_layers, "num_attention_heads": s.num_attention_heads,
+        "num_key_value_heads": s.num_key_value_heads, "max_position_embeddings": 8192,
+        "tie_word_embeddings": s.tie_word_embeddings, "attn_implementation": "sdpa"}
     torch.manual_seed(0)
-    return Qwen2ForCausalLM(cfg).to(engine.loaded.device, engine.loaded.dtype).eval()
+    if s.qk_norm:
+        model = Qwen3ForCausalLM(Qwen3Config(**common, head_dim=s.head_dim or s.hidden_size // s.num_attention_heads))
+    else:
+        model = Qwen2ForCausalLM(Qwen2Config(**common))
+    return model.to(engine.loaded.device, engine.loaded.dtype).eval()
 
 
 def run_diffusion(engine: Engine, case: Case, params: DenoiseParams) -> tuple[list[int], int, float, int]:
@@ -95,7 +119,7 @@ def run_ar(model: torch.nn.Module | None, engine: Engine, case: Case) -> tuple[f
 
 def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast_p: DenoiseParams) -> dict[str, float]:
     naive_p = DenoiseParams.reference().with_(eos_penalty=fast_p.eos_penalty)
-    if engine.left_to_right:  # its cache is exact: the slow loop is one token a step, cached
+    if uses_own_base(engine):  # its cache is exact: the slow loop is one token a step, cached
         naive_p = naive_p.with_(cache="fixed")
     run_diffusion(engine, sample[0], naive_p)  # warm-up of every path
     run_diffusion(engine, sample[0], fast_p)
@@ -131,9 +155,37 @@ def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast
     }
 
 
+def uses_own_base(engine: Engine) -> bool:
+    """The anchored family: its AR baseline and one-token-a-step loop are its own base, with its exact cache."""
+    return engine.left_to_right and engine.loaded.family.block is None
+
+
+def block_shape_engine(shape: str, device: str, dtype: str | None) -> Engine:
+    """A random model of a `BLOCK_SHAPES` shape, built in memory (no multi-GB checkpoint on disk), with the
+    tiny test tokenizer (every id it writes fits the vocabulary)."""
+    from engine.loader import LoadedModel, pick_device, pick_dtype, special_tokens
+    from engine.models.registry import family_of
+    from tests.support.checkpoints import tiny_tokenizer
+
+    cfg = BLOCK_SHAPES[shape]
+    family = family_of(cfg)
+    dev = pick_device(device)
+    dt = pick_dtype(dtype, dev)
+    torch.manual_seed(0)
+    with torch.device(dev):
+        model = family.model_class(family.shape(cfg)).to(dt).eval()
+    model.fuse_for_inference()
+    tokenizer = tiny_tokenizer()
+    special = special_tokens(cfg, tokenizer, Path(shape))
+    loaded = LoadedModel(Path(shape), family, model, tokenizer, special, 4096, dev, dt)
+    return Engine(loaded)
+
+
 def load_engine(args: argparse.Namespace) -> Engine:
     if args.shape == "bundled":
         return Engine.load(args.model, device=args.device, dtype=args.dtype)
+    if args.shape in BLOCK_SHAPES:
+        return block_shape_engine(args.shape, args.device, args.dtype)
     from tests.support.checkpoints import make_tiny_checkpoint
 
     folder = make_tiny_checkpoint(tempfile.mkdtemp(prefix="dcomplete-shape-"), **OPEN_DCODER)
@@ -154,12 +206,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="subtracted from end-of-text logits in both diffusion loops (a model that leaves gaps "
                              "empty then writes tokens to be timed)")
     parser.add_argument("--context", type=int, default=None, help="canvas token budget (default: the model's)")
-    parser.add_argument("--shape", choices=("bundled", "open-dcoder-0.5b"), default="bundled",
-                        help="open-dcoder-0.5b: a random model of that shape (absolute speed only)")
+    parser.add_argument("--shape", choices=SHAPES, default="bundled",
+                        help="a random model of that shape (absolute speed only): open-dcoder-0.5b, or the "
+                             "block-diffusion sdar-1.7b / fast-dllm-v2-1.5b")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     engine = load_engine(args)
-    ar = None if engine.left_to_right else ar_model(engine)
+    ar = None if uses_own_base(engine) else ar_model(engine)
     rows: dict[str, dict[str, float]] = {}
     for label, span, lines in SIZES:
         sample = cases(engine, span or 0, args.cases, args.context, lines)

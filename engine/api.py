@@ -21,8 +21,9 @@ from engine.requests import InfillRequest, InfillResult
 class ModelTraits:
     """What infill must know of the model behind an engine to build canvases for it.
 
-    `left_to_right`: spans are written as leading runs by a causal base, so canvases must start and end
-    gaps at token boundaries the tokenizer produces (infill's `heal`) and a greedy rerun writes the same;
+    `left_to_right`: spans are written left to right by a causal base (token by token, or block by block),
+    so canvases must start and end gaps at token boundaries the tokenizer produces (infill's `heal`) and a
+    greedy rerun writes the same;
     `max_right`: tokens of text after the last gap the model reads (None: as much as fits)."""
 
     tokenizer: Any  # a transformers tokenizer (untyped)

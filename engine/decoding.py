@@ -4,9 +4,11 @@ A family (`engine.models.registry.Family`) brings two parts, built per run from 
 first batch and the run's `DenoiseParams`:
 
 - a `Predictor`: what a step runs through the model and what it caches (full-attention families in
-  `engine/full_attention.py`, the anchored family in `engine/anchored_step.py`);
+  `engine/full_attention.py`, the anchored family in `engine/anchored_step.py`, block-diffusion families
+  in `engine/block_step.py`);
 - a `CommitPolicy`: which masked positions a step may write and what it writes there (`engine/commit.py`:
-  in place for full-attention families, leading runs for families that write left to right).
+  in place for full-attention families, leading runs for families that write left to right;
+  `engine/block_commit.py`: the current block, for block-diffusion families).
 
 The loop never asks which family it runs. It owns the canvases (`CanvasBatch`), proposals (`propose`),
 span growth and rows joining or leaving; the two parts own everything else.
@@ -70,8 +72,9 @@ class CommitPolicy(Protocol):
     """Which masked positions a step proposes for, and which proposals it writes.
 
     Invariants: only masks (and, for policies that draft, the drafts they wrote) are ever written; every
-    step writes at least one token in each open span of every live row, so a run ends; an end token
-    written into a span makes the rest of that span end tokens when the policy fills after ends.
+    step writes at least one token in each open span of every live row (a block-diffusion policy, which
+    writes a row's gaps one after the other, in its first open span), so a run ends; an end token written
+    into a span makes the rest of that span end tokens when the policy fills after ends.
     """
 
     precision: torch.dtype

@@ -28,7 +28,7 @@ class DocKV:
     ids: list[int]  # the canvas ids the cached K/V were computed from
     layers: list[LayerKV]  # (1, H_kv, len(ids), D) each
     spans: list[tuple[int, int]] | None = None  # the canvas's spans, for families whose cache follows them
-
+    block: int | None = None  # the block size the K/V were computed with (block-diffusion families)
 
     @property
     def nbytes(self) -> int:

@@ -19,10 +19,10 @@ class Engine(WithTraits):
     def __init__(self, loaded: LoadedModel) -> None:
         self.loaded = loaded
         adapter = getattr(loaded.model, "adapter", None)
-        max_right = adapter.shape.max_right if adapter is not None else None
+        max_right = adapter.shape.max_right if adapter is not None else loaded.family.max_right
         self.traits = ModelTraits(loaded.tokenizer, loaded.special, loaded.max_length, loaded.family.left_to_right,
                                   max_right)
-        self._denoiser = Denoiser(loaded)
+        self._denoiser = (loaded.family.runner or Denoiser)(loaded)
         self._docs = DocCache()
 
     @classmethod

@@ -168,6 +168,8 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
         tokenizer = _load_tokenizer(spec, folder)
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
+    if family.load is not None:
+        return family.load(spec, folder, cfg, family, dev, dt)
     if family.shape is None:
         return _load_anchored(spec, folder, cfg, family, dev, dt, dtype)
     shape = family.shape(cfg)
@@ -178,8 +180,8 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
         raise ModelLoadError(f"model {spec}: {exc}") from None
     calibration = _prepare(model, dtype, dev)
     max_length = min(int(shape.max_position_embeddings), CONTEXT_CAP)
-    return LoadedModel(folder, family, model, tokenizer, special_tokens(cfg, tokenizer, folder), max_length, dev, dt,
-                       calibration)
+    special = special_tokens(family.token_config(cfg, tokenizer), tokenizer, folder)
+    return LoadedModel(folder, family, model, tokenizer, special, max_length, dev, dt, calibration)
 
 
 def _load_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:

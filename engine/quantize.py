@@ -47,7 +47,10 @@ class Int8Projections:
 
 
 def quantize_int8(model: nn.Module) -> None:
-    """Swap gate/up and o_proj of every block for int8 versions (in place, after `fuse_for_inference`)."""
+    """Swap gate/up and o_proj of every block for int8 versions (in place, after `fuse_for_inference`);
+    the experts of a mixture (`engine.models.moe`, no fused gate/up) stay as they are."""
     for block in model.model.layers:
-        block.mlp.gate_up = Int8Projections(block.mlp.gate_up)
+        gate_up = getattr(block.mlp, "gate_up", None)
+        if isinstance(gate_up, FusedProjections):
+            block.mlp.gate_up = Int8Projections(gate_up)
         block.self_attn.out = Int8Projections(block.self_attn.out)

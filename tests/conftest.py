@@ -24,3 +24,22 @@ def tiny_anchored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.support.checkpoints import make_tiny_anchored
 
     return make_tiny_anchored(tmp_path_factory.mktemp("tiny_anchored"))
+
+
+@pytest.fixture(scope="session")
+def tiny_block(tmp_path_factory: pytest.TempPathFactory):
+    """A function family -> a tiny random block-diffusion checkpoint of that family (written once)."""
+    from tests.support.block_checkpoints import make_tiny_block_checkpoint
+
+    made: dict[str, Path] = {}
+
+    def get(family: str) -> Path:
+        if family not in made:
+            # Fast-dLLM v2's blocks of 16 hold two of its sub-blocks of 8, DiffusionGemma's canvases are 16;
+            # SDAR's and LLaDA2's blocks are 4.
+            size = 16 if family in ("fast_dllm", "diffusion_gemma") else 4
+            made[family] = make_tiny_block_checkpoint(tmp_path_factory.mktemp(f"tiny_{family}"), family,
+                                                      block_size=size)
+        return made[family]
+
+    return get

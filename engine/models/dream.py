@@ -34,7 +34,8 @@ class DreamConfig(ModelShape):
 
     def to_hf(self) -> dict[str, Any]:
         cfg = asdict(self)
-        cfg.pop("qkv_bias")
+        for key in ("qkv_bias", "head_dim", "qk_norm", "partial_rotary_factor"):
+            cfg.pop(key)
         cfg.update(model_type="Dream", architectures=["DreamModel"], hidden_act="silu", torch_dtype="float32")
         return cfg
 

@@ -48,6 +48,11 @@ def rotary_tables(positions: torch.Tensor, head_dim: int, theta: float, dtype: t
 
 
 def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate `x` by the tables; tables narrower than the head rotate its first dimensions only (partial
+    rotary, as LLaDA2's `partial_rotary_factor`), the rest passes through."""
+    if cos.shape[-1] < x.shape[-1]:
+        width = cos.shape[-1]
+        return torch.cat((apply_rotary(x[..., :width], cos, sin), x[..., width:]), dim=-1)
     half = x.shape[-1] // 2
     rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
     return x * cos + rotated * sin
@@ -83,12 +88,15 @@ class ForwardContext:
       written into the cache at those positions and attention runs over the whole cached canvas.
     `key_mask` (B, S) marks real (non-pad) keys; None means every key is real. `adapt`, when given,
     changes the projections and supplies each layer's attention mask (which then replaces `key_mask`).
+    `attn_mask` (B, 1, Q, S), when given, is every layer's attention mask (bool or additive float), in place
+    of `key_mask`: the block-causal families' mask (engine/block_step.py).
     """
 
     layers: list[LayerKV | None]
     key_mask: torch.Tensor | None = None
     query_index: torch.Tensor | None = None
     adapt: Adapt | None = None
+    attn_mask: torch.Tensor | None = None
 
     def keys(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The keys/values the queries attend to, after recording the queries' own."""
@@ -104,16 +112,23 @@ class ForwardContext:
 
 
 class Attention(nn.Module):
-    def __init__(self, hidden: int, heads: int, kv_heads: int, qkv_bias: bool, out_bias: bool = False) -> None:
+    """Multi-head attention with GQA and RoPE. `head_dim` defaults to hidden / heads (Qwen3 and LLaDA2 set
+    their own); `q_norm` / `k_norm`, when a family sets them, are per-head RMSNorms applied before RoPE
+    (Qwen3's QK-norm)."""
+
+    def __init__(self, hidden: int, heads: int, kv_heads: int, qkv_bias: bool, out_bias: bool = False,
+                 head_dim: int | None = None) -> None:
         super().__init__()
         self.heads, self.kv_heads = heads, kv_heads
-        self.head_dim = hidden // heads
+        self.head_dim = head_dim or hidden // heads
         self.q_proj = nn.Linear(hidden, heads * self.head_dim, bias=qkv_bias)
         self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=qkv_bias)
         self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=qkv_bias)
         self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=out_bias)
         self.qkv: Projections | FusedProjections = Projections(QKV, (self.q_proj, self.k_proj, self.v_proj))
         self.out: Projections | FusedProjections = Projections(OUT, (self.o_proj,))
+        self.q_norm: nn.Module | None = None
+        self.k_norm: nn.Module | None = None
 
     def forward(
         self,
@@ -129,12 +144,16 @@ class Attention(nn.Module):
         q = q.view(b, t, self.heads, self.head_dim).transpose(1, 2)
         k = k.view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
         v = v.view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        if self.q_norm is not None and self.k_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
         cos, sin = rope
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         if ctx is not None:
             k, v = ctx.keys(layer, k, v)
         if adapt is not None:
             mask = adapt.attn_mask(layer)
+        elif ctx is not None and ctx.attn_mask is not None:
+            mask = ctx.attn_mask
         else:
             mask = None if key_mask is None else key_mask[:, None, None, :]  # (B, 1, 1, S)
         gqa = self.kv_heads != self.heads
@@ -180,24 +199,34 @@ class SwiGLU(nn.Module):
 def fuse_projections(block: Block) -> None:
     """Fuse each group of projections of one input for inference (`FusedProjections`); the block computes
     the same values."""
-    attn, mlp = block.self_attn, block.mlp
+    attn = block.self_attn
     attn.qkv = FusedProjections(QKV, (attn.q_proj, attn.k_proj, attn.v_proj))
     attn.out = FusedProjections(OUT, (attn.o_proj,))
+    fuse_mlp(block.mlp)
+
+
+def fuse_mlp(mlp: SwiGLU) -> None:
     mlp.gate_up = FusedProjections(GATE_UP, (mlp.gate_proj, mlp.up_proj))
     mlp.down = FusedProjections(DOWN, (mlp.down_proj,))
 
 
 def fused_groups(block: Block) -> list[FusedProjections]:
-    """The fused projections of a block (after `fuse_projections`), in the order a forward runs them."""
-    groups = [block.self_attn.qkv, block.self_attn.out, block.mlp.gate_up, block.mlp.down]
+    """The fused projections of a block (after `fuse_projections`), in the order a forward runs them (a
+    mixture of experts in place of the MLP has none: `engine.models.moe`)."""
+    attn, mlp = block.self_attn, block.mlp
+    groups = [attn.qkv, attn.out, getattr(mlp, "gate_up", None), getattr(mlp, "down", None)]
     return [g for g in groups if isinstance(g, FusedProjections)]
 
 
 class Block(nn.Module):
-    def __init__(self, hidden: int, heads: int, kv_heads: int, inner: int, eps: float, qkv_bias: bool) -> None:
+    def __init__(self, hidden: int, heads: int, kv_heads: int, inner: int, eps: float, qkv_bias: bool,
+                 head_dim: int | None = None, qk_norm: bool = False) -> None:
         super().__init__()
         self.input_layernorm = RMSNorm(hidden, eps)
-        self.self_attn = Attention(hidden, heads, kv_heads, qkv_bias)
+        self.self_attn = Attention(hidden, heads, kv_heads, qkv_bias, head_dim=head_dim)
+        if qk_norm:
+            self.self_attn.q_norm = RMSNorm(self.self_attn.head_dim, eps)
+            self.self_attn.k_norm = RMSNorm(self.self_attn.head_dim, eps)
         self.post_attention_layernorm = RMSNorm(hidden, eps)
         self.mlp = SwiGLU(hidden, inner)
 

@@ -52,9 +52,12 @@ class ModelShape:
     max_position_embeddings: int = 2048
     qkv_bias: bool = True
     tie_word_embeddings: bool = False
+    head_dim: int | None = None  # None: hidden_size / num_attention_heads
+    qk_norm: bool = False  # per-head RMSNorm of queries and keys before RoPE (Qwen3, LLaDA2)
+    partial_rotary_factor: float = 1.0  # the share of each head RoPE rotates (LLaDA2: 0.5)
 
     def __post_init__(self) -> None:
-        if self.hidden_size % self.num_attention_heads:
+        if self.head_dim is None and self.hidden_size % self.num_attention_heads:
             raise ValueError("hidden_size must be a multiple of num_attention_heads")
         if self.num_attention_heads % self.num_key_value_heads:
             raise ValueError("num_attention_heads must be a multiple of num_key_value_heads")
@@ -72,6 +75,8 @@ class Backbone(nn.Module):
                 shape.intermediate_size,
                 shape.rms_norm_eps,
                 shape.qkv_bias,
+                head_dim=shape.head_dim,
+                qk_norm=shape.qk_norm,
             )
             for _ in range(shape.num_hidden_layers)
         )
@@ -112,7 +117,12 @@ class Transformer(nn.Module):
 
     @property
     def head_dim(self) -> int:
-        return self.shape.hidden_size // self.shape.num_attention_heads
+        return self.shape.head_dim or self.shape.hidden_size // self.shape.num_attention_heads
+
+    @property
+    def rotary_dim(self) -> int:
+        """The dimensions of each head RoPE rotates (all of them unless the family rotates part)."""
+        return int(self.head_dim * self.shape.partial_rotary_factor)
 
     def forward(
         self,
@@ -125,7 +135,7 @@ class Transformer(nn.Module):
         if positions is None:
             positions = torch.arange(input_ids.shape[1], device=input_ids.device).expand_as(input_ids)
         x = self.embed(input_ids)
-        rope = rotary_tables(positions, self.head_dim, self.shape.rope_theta, x.dtype)
+        rope = rotary_tables(positions, self.rotary_dim, self.shape.rope_theta, x.dtype)
         if ctx is not None and key_mask is None:
             key_mask = ctx.key_mask
         for i, layer in enumerate(self.model.layers):
