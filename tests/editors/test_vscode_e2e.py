@@ -211,7 +211,8 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(
     typed = report["typedThrough"]
     assert len(typed) == TYPE_THROUGH and item["insertText"].startswith(typed), report
     assert report["ghostAfterTyping"] == report["ghostShown"][len(typed) :], report
-    assert typed_through, f"VS Code asked nothing while the user typed through; {logs}"
+    # VS Code may narrow the suggestion it shows without asking again (it did in a TypeScript file, not in
+    # a Python one); whatever it asked meanwhile must have been answered with the rest of the same item.
     cursor = item["range"]["start"]["character"]
     for rest in typed_through:
         count = rest["range"]["start"]["character"] - cursor

@@ -102,12 +102,15 @@ async function goToLineEnd(page: Page, plan: Plan, line: number): Promise<void> 
   await page.keyboard.press("End");
 }
 
-/** Saves the active editor and waits until the file on disk differs from `before`. */
+/** Saves the active editor and waits until the file on disk differs from `before` and has stopped
+ * changing (a save truncates the file before it writes it, so one read can see it empty). */
 async function saveAndRead(page: Page, plan: Plan, path: string, before: string): Promise<string> {
   await page.keyboard.press("Control+S");
   return waitFor(page, plan, `${fileName(path)} saved with new contents`, async () => {
     const now = readFileSync(path, "utf8");
-    return now !== before ? now : undefined;
+    if (now === before || now === "") return undefined;
+    await page.waitForTimeout(200);
+    return readFileSync(path, "utf8") === now ? now : undefined;
   });
 }
 
