@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Callable
+from collections.abc import Callable
 
 from bench.datasets import InfillTask
 

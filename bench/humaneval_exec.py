@@ -29,11 +29,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 NOBODY = 65534
 _PRLIMIT = shutil.which("prlimit")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from typing import Sequence
+from collections.abc import Sequence
 
 PLOT_THRESHOLDS = (0.5, 0.7, 0.8, 0.9, 0.95, 1.0)
 

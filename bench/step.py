@@ -198,12 +198,12 @@ class LlamaCppStep:
 
     def step(self, rows: int) -> None:
         self.llm.n_tokens = len(self.prefix)
-        self.llm._ctx.kv_cache_seq_rm(-1, len(self.prefix), -1)  # noqa: SLF001 (no public rollback)
+        self.llm._ctx.kv_cache_seq_rm(-1, len(self.prefix), -1)
         self.llm.eval(self.prefix[-rows:])
 
     def prefill(self) -> None:
         self.llm.reset()
-        self.llm._ctx.kv_cache_clear()  # noqa: SLF001
+        self.llm._ctx.kv_cache_clear()
         self.llm.eval(self.prefix)
 
 
@@ -231,13 +231,13 @@ def measure(engine: Engine, reference: torch.nn.Module | None, context: int, row
         with Recorder() as recorder:
             on.predict(rows)
         row: dict[str, float | None] = {
-            "step": median_ms(lambda: on.predict(rows), repeats),
-            "no_adapter": median_ms(lambda: off.predict(rows), repeats),
+            "step": median_ms(lambda rows=rows: on.predict(rows), repeats),
+            "no_adapter": median_ms(lambda rows=rows: off.predict(rows), repeats),
             "linear": median_ms(blocks, repeats),
             "head": median_ms(head, repeats),
             "attention": median_ms(recorder.replay, repeats),
-            "transformers": median_ms(lambda: theirs.step(rows), repeats) if theirs else None,
-            "llama_cpp": median_ms(lambda: cpp.step(rows), repeats) if cpp else None,
+            "transformers": median_ms(lambda rows=rows: theirs.step(rows), repeats) if theirs else None,
+            "llama_cpp": median_ms(lambda rows=rows: cpp.step(rows), repeats) if cpp else None,
         }
         step, linear, head_ms, attention = (float(row[k] or 0) for k in ("step", "linear", "head", "attention"))
         row["adapter"] = step - float(row["no_adapter"] or 0)

@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConnectionError as exc:  # the engine server (--engine-url) failed; the sentence names it
         print(f"dcomplete: {exc}", file=sys.stderr)
         return 1
-    except Exception as exc:  # noqa: BLE001 - one line instead of a traceback; DCOMPLETE_DEBUG shows it
+    except Exception as exc:
         import os
         import traceback
 

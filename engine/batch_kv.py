@@ -43,7 +43,7 @@ class BatchKV:
     def select(self, rows: torch.Tensor) -> list[LayerKV | None]:
         if rows.numel() == self.ids.shape[0]:
             return list(self.layers)  # every row: work in place, no copy
-        return [LayerKV(l.k[rows], l.v[rows]) if l is not None else None for l in self.layers]
+        return [LayerKV(layer.k[rows], layer.v[rows]) if layer is not None else None for layer in self.layers]
 
     def update(self, rows: torch.Tensor, layers: list[LayerKV | None], query: torch.Tensor, x: torch.Tensor) -> None:
         """Take back the K/V a partial forward wrote for `rows` at positions `query`."""
@@ -67,7 +67,7 @@ class BatchKV:
     def keep_rows(self, rows: torch.Tensor) -> None:
         """Only `rows`, in that order (rows that are done leave a running loop)."""
         self.ids = self.ids[rows]
-        self.layers = [LayerKV(l.k[rows], l.v[rows]) if l is not None else None for l in self.layers]
+        self.layers = [LayerKV(layer.k[rows], layer.v[rows]) if layer is not None else None for layer in self.layers]
 
     def fit_width(self, width: int) -> None:
         """Pad to a batch that got wider because a span grew (new positions are pads), or crop to one that
@@ -75,8 +75,8 @@ class BatchKV:
         extra = width - self.ids.shape[1]
         if extra < 0:
             self.ids = self.ids[:, :width]
-            self.layers = [LayerKV(l.k[:, :, :width], l.v[:, :, :width]) if l is not None else None
-                           for l in self.layers]
+            self.layers = [LayerKV(layer.k[:, :, :width], layer.v[:, :, :width]) if layer is not None else None
+                           for layer in self.layers]
             return
         if extra == 0:
             return
@@ -87,4 +87,4 @@ class BatchKV:
                 self.layers[i] = LayerKV(torch.nn.functional.pad(layer.k, pad), torch.nn.functional.pad(layer.v, pad))
 
     def trimmed(self, length: int) -> list[LayerKV]:
-        return [LayerKV(l.k[:, :, :length], l.v[:, :, :length]) for l in self.layers if l is not None]
+        return [LayerKV(layer.k[:, :, :length], layer.v[:, :, :length]) for layer in self.layers if layer is not None]

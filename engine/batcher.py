@@ -208,7 +208,7 @@ class Batcher(WithTraits):
             try:
                 self.engine.infill([row for call in first for row in call.rows()], first[0].params,
                                    cancel=lambda: self._closed, feed=loop)
-            except BaseException as exc:  # noqa: BLE001 - handed to every caller still waiting in the loop
+            except BaseException as exc:
                 for call, _ in loop.owners:
                     if not call.done.is_set():
                         call.error = exc

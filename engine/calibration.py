@@ -132,7 +132,7 @@ def measure(model: Transformer) -> Calibration:
                 for kernel in products[0].available:
                     for p in products:
                         p.kernels = (kernel,) * MAX_TABLE_ROWS
-                    timed[rows][kernel] = time_ms(lambda: [p.product(x, p.width) for p in products])
+                    timed[rows][kernel] = time_ms(lambda x=x, products=products: [p.product(x, p.width) for p in products])
             kernels[key] = (decode_kernel(timed),) * MAX_TABLE_ROWS
             exact[key] = _table({rows: min(EXACT, key=t.__getitem__) for rows, t in timed.items()})
             for p in products:

@@ -11,7 +11,6 @@ added alternately above and below, one whole line at a time.
 from __future__ import annotations
 
 import functools
-
 import itertools
 import re
 from collections.abc import Sequence

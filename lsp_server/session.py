@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
@@ -46,6 +46,7 @@ T = TypeVar("T")
 class Session:
     def __init__(self, server: LanguageServer) -> None:
         self.server = server
+        self._background: set[asyncio.Task[Any]] = set()
         self.documents = DocumentStore()
         self.settings = Settings()
         self.scheduler = InferenceScheduler()
@@ -62,6 +63,13 @@ class Session:
             lambda error: self._notify_status(error),
         )
 
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Runs `work` in the background, holding the task until it ends (the event loop keeps only a
+        weak reference, so an unheld task can be collected mid-way)."""
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     # -- lifecycle and settings -------------------------------------------------------------------
 
     def initialize(self, params: types.InitializeParams) -> None:
@@ -72,7 +80,7 @@ class Session:
     def initialized(self) -> None:
         self._show_problems(self._pending_problems)
         self._pending_problems = []
-        asyncio.ensure_future(self._load_model())
+        self._spawn(self._load_model())
 
     async def change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
         raw = params.settings
@@ -116,7 +124,7 @@ class Session:
         item = params.text_document
         self.documents.open(item.uri, item.language_id, item.version, item.text)
         if item.language_id in self.settings.languages:
-            asyncio.ensure_future(self._warm(item.uri))
+            self._spawn(self._warm(item.uri))
 
     async def _warm(self, uri: str) -> None:
         """Prefill the document's canvas for a completion at its end while the user reads it: a cursor
@@ -155,7 +163,7 @@ class Session:
         self.documents.close(uri)
         self._warmed.pop(uri, None)
         self.memory.forget(uri)
-        asyncio.ensure_future(self.scheduler.run_exclusive(lambda: self.backend.forget(uri)))
+        self._spawn(self.scheduler.run_exclusive(lambda: self.backend.forget(uri)))
 
     def document(self, uri: str) -> Document:
         try:

@@ -142,7 +142,7 @@ class RayFill:
         for handle in self.handles:
             try:
                 self.ray.kill(handle)
-            except Exception:  # noqa: BLE001 - an actor already gone is what we want
+            except Exception:
                 pass
         try:
             if self.owns_connection:

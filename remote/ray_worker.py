@@ -51,7 +51,7 @@ class FillWorker:
         cannot take costs only its own result."""
         try:
             return list(fill_many(self.engine, jobs, self.params, options=self.options))
-        except Exception as exc:  # noqa: BLE001 - any engine error becomes that file's failure
+        except Exception as exc:
             if len(jobs) == 1:
                 return [FailedFile(f"{exc.__class__.__name__}: {exc}", 1)]
         return [outcome for job in jobs for outcome in self.fill([job])]

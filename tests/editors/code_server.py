@@ -14,8 +14,8 @@ import contextlib
 import fcntl
 import json
 import os
-import signal
 import shutil
+import signal
 import socket
 import subprocess
 import time

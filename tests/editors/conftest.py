@@ -31,7 +31,7 @@ class _Install(threading.Thread):
         try:
             ensure_system_packages()
             self.binary = install_code_server()
-        except BaseException as error:  # noqa: BLE001 - handed to the test that needs it
+        except BaseException as error:
             self.error = error
 
     def result(self) -> Path:

@@ -23,7 +23,7 @@ def _start() -> Future[Path]:
     def run() -> None:
         try:
             future.set_result(tabby_agent.install())
-        except BaseException as error:  # noqa: BLE001 - handed to the test that needs it
+        except BaseException as error:
             future.set_exception(error)
 
     threading.Thread(target=run, name="tabby-agent-install", daemon=True).start()

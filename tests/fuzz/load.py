@@ -24,9 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from fuzz_driver import CLIENT_CAPABILITIES, FuzzReport, FuzzSession, ServerDied, _notify  # noqa: E402
-from fuzz_messages import Fuzzer  # noqa: E402
-from fuzz_wire import ServerProcess, encode, frame  # noqa: E402
+from fuzz_driver import CLIENT_CAPABILITIES, FuzzReport, FuzzSession, ServerDied, _notify
+from fuzz_messages import Fuzzer
+from fuzz_wire import ServerProcess, encode, frame
 
 TYPING_URI = "file:///load/typing.py"
 BODY = "".join(f"def function_{i}(value):\n    total = value * {i}\n    return total\n\n\n" for i in range(60))

@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from fuzz_driver import FuzzReport, run_fuzz  # noqa: E402
+from fuzz_driver import FuzzReport, run_fuzz
 
 
 def print_report(report: FuzzReport) -> None:

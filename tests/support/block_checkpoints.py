@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from safetensors.torch import save_file
 
+from engine.models.fast_dllm import MASK_TOKEN as FAST_DLLM_MASK
 from tests.support.checkpoints import SPECIALS, tiny_shape, tiny_tokenizer
 from tests.support.checkpoints import _randomize as _randomize_all
 
@@ -31,7 +32,6 @@ def _randomize(model: torch.nn.Module, seed: int) -> None:
             if name.endswith("lm_head.weight"):
                 p.mul_(HEAD_SCALE)
 
-from engine.models.fast_dllm import MASK_TOKEN as FAST_DLLM_MASK
 
 AUTO_MAP = {
     "sdar": {"AutoConfig": "configuration_sdar.SDARConfig", "AutoModel": "modeling_sdar.SDARModel",
