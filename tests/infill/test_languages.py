@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from engine import DenoiseParams, Engine
-from engine.testing import make_one_token_checkpoint
 from infill import (
     LANGUAGES,
     FillOptions,
@@ -28,6 +27,7 @@ from infill.postprocess import finish
 from infill.query import function_body_query, spots_from_query
 from infill.syntax import error_nodes
 from infill.windows import LINE_TOKENS
+from tests.support.checkpoints import make_one_token_checkpoint
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "langs"
 
