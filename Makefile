@@ -46,6 +46,7 @@ figures: $(STAMP)
 	$(CPU2) bench.quality --limit 100 --benchmarks multi,santacoder --sampler fast,ar --length own
 	$(CPU2) bench.quality --limit 60 --benchmarks single --sampler ar
 	$(CPU2) bench.quality --limit 60 --benchmarks single --sampler ar --no-heal
+	$(CPU2) bench.step
 	$(CPU2) bench.speed --cases 6
 	$(CPU2) bench.lsp_latency --pauses 20 --threads 2
 	$(CPU2) bench.cache --edit near

@@ -4,7 +4,8 @@ A small model's step on a CPU is bound by reading its weights, and how fast a pr
 row count in ways no rule of thumb gets right on every machine (float16 weights halve the bytes but have no
 fast kernel for many rows on AVX2; a rows-first float32 product falls onto a slow kernel for 2-16 rows). So
 the engine measures, for every fused weight shape of the model and every row count up to
-`projections.MAX_TABLE_ROWS`, which of `projections.KERNELS` is fastest, and how much a forward over k
+`projections.MAX_TABLE_ROWS`, how fast each kernel the product offers (`projections.KERNELS`) runs, and keeps
+the one fastest for decoding (`decode_kernel`), and how much a forward over k
 query rows costs against one over a single row (`row_cost`), which decides how far the sampler drafts
 (`engine.commit`). Each product is timed across all the model's layers (distinct weights, as a forward
 streams them, not one matrix left warm in the cache).
@@ -29,20 +30,21 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
-from engine.models.projections import COLUMNS, HALF, KERNELS, LINEAR, MAX_TABLE_ROWS, FusedProjections
+from engine.models.projections import COLUMNS, HALF, LINEAR, MAX_TABLE_ROWS, FusedProjections
 from engine.models.transformer import Transformer
 
 MIN_WEIGHT_BYTES = 32 << 20  # below this the weights stay in cache: nothing to gain from float16
 ROW_COUNTS = (1, 2, 4, 8, 16)
-HALF_ROWS = 4  # float16 is not tried past this many rows (no fast float16 kernel for many rows on AVX2)
+DECODE_WEIGHTS = {1: 0.6, 2: 0.2, 4: 0.1, 8: 0.05, 16: 0.05}  # share of decoding rows per row count (a guess)
+EXACT = (LINEAR, COLUMNS)  # the kernels that keep a float32 model's results
 COST_ROWS = (1, 2, 3, 5, 9, 16)  # query rows whose forward is timed for `row_cost` (between: interpolated)
-VERSION = 3
+VERSION = 5
 
 
 @dataclass(frozen=True)
 class Calibration:
     """`kernels[shape]`: the kernel per row count 1..MAX_TABLE_ROWS for a fused weight of that shape, and
-    `exact[shape]` the same among the float32 kernels; `row_cost[k - 1]`: a forward over k query rows
+    `exact[shape]` the same among the kernels that keep float32 results (`EXACT`); `row_cost[k - 1]`: a forward over k query rows
     against a short cache, relative to one row, with `kernels`."""
 
     kernels: dict[str, tuple[str, ...]]
@@ -85,7 +87,8 @@ def calibration_for(model: Transformer, device: torch.device) -> Calibration:
 def _path(model: Transformer):
     from engine.gguf_base import cache_root
 
-    shapes = ",".join(sorted({p.shape_key for p in model.products()}))
+    shapes = ",".join(sorted({p.shape_key + "|" + ",".join(p.available) + (p.blocks.kind if p.blocks else "")
+                              for p in model.products()}))
     what = f"{platform.machine()}|{_cpu_name()}|{torch.get_num_threads()}|{torch.__version__}|{shapes}"
     return cache_root() / "calibration" / f"{hashlib.sha256(what.encode()).hexdigest()[:24]}.json"
 
@@ -122,34 +125,35 @@ def measure(model: Transformer) -> Calibration:
         for key, products in by_shape.items():
             for p in products:
                 p.set_kernels((HALF,) * MAX_TABLE_ROWS)  # makes the float16 copies to time
-            best: dict[int, str] = {}
-            best_exact: dict[int, str] = {}
+            timed: dict[int, dict[str, float]] = {}
             for rows in ROW_COUNTS:
                 x = torch.randn(1, rows, products[0].weight.shape[1])
-                timed = {}
-                for kernel in KERNELS if rows <= HALF_ROWS else (LINEAR, COLUMNS):
+                timed[rows] = {}
+                for kernel in products[0].available:
                     for p in products:
                         p.kernels = (kernel,) * MAX_TABLE_ROWS
-                    timed[kernel] = time_ms(lambda: [p.product(x, p.width) for p in products])
-                best[rows] = min(timed, key=timed.__getitem__)
-                best_exact[rows] = min((k for k in timed if k != HALF), key=timed.__getitem__)
-            kernels[key], exact[key] = _table(best), _table(best_exact)
+                    timed[rows][kernel] = time_ms(lambda: [p.product(x, p.width) for p in products])
+            kernels[key] = (decode_kernel(timed),) * MAX_TABLE_ROWS
+            exact[key] = _table({rows: min(EXACT, key=t.__getitem__) for rows, t in timed.items()})
             for p in products:
                 p.set_kernels(kernels[key])
     return Calibration(kernels, exact, _row_cost(model))
 
 
+def decode_kernel(timed: dict[int, dict[str, float]]) -> str:
+    """The one kernel for every row count of a decoding step (1..MAX_TABLE_ROWS rows): the least time
+    weighted toward few rows (decoding steps mostly run one to three). One kernel, not one per row count,
+    so that a row gets the same logits whether a step runs it alone or with drafts: verified drafting
+    then writes exactly what one-token-per-step decoding writes."""
+    return min(timed[1], key=lambda k: sum(t[k] * DECODE_WEIGHTS.get(rows, 0.0) for rows, t in timed.items()))
+
+
 def _table(best: dict[int, str]) -> tuple[str, ...]:
-    """The kernel per row count 1..MAX_TABLE_ROWS from the measured row counts (each row count takes the
-    choice of the nearest measured one at or below it); float16 only while it won at every row count
-    measured so far (it only gets worse with more rows)."""
-    out, current, half_open = [], LINEAR, True
+    """The kernel per row count 1..MAX_TABLE_ROWS from the measured row counts: each row count takes the
+    choice of the nearest measured one at or below it."""
+    out, current = [], LINEAR
     for rows in range(1, MAX_TABLE_ROWS + 1):
-        if rows in best:
-            current = best[rows]
-            half_open = half_open and current == HALF
-            if current == HALF and not half_open:
-                current = COLUMNS
+        current = best.get(rows, current)
         out.append(current)
     return tuple(out)
 

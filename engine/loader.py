@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -14,6 +14,9 @@ from engine.checkpoint import CheckpointError, load_weights, read_json, weight_f
 from engine.drafting import DraftPolicy
 from engine.models.registry import Family, family_of
 from engine.models.transformer import Transformer, on_meta
+
+if TYPE_CHECKING:
+    from engine.block_products import Blocks
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 DEFAULT_SPECS = ("default", "bundled", "")
@@ -191,6 +194,17 @@ def _load_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:
                              f"({_one_line(exc)})") from None
 
 
+def _blocks(base: Path, device: torch.device, dtype: str | None) -> dict[str, Blocks] | None:
+    """The GGUF base's own 4- and 8-bit blocks, when they can run here (`engine.block_products`)."""
+    from engine import block_products
+
+    if device.type != "cpu" or dtype not in (None, "", "auto") or not block_products.available():
+        return None
+    from engine.gguf_base import read_blocks
+
+    return read_blocks(base, block_products.SUPPORTED)
+
+
 def _fast_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:
     """The converted base's tokenizer without importing transformers (`engine.tokenizer`)."""
     from engine.tokenizer import FastTokenizer
@@ -215,8 +229,10 @@ def _one_line(exc: BaseException) -> str:
     return f"{exc.__class__.__name__}: {text[0]}" if text else exc.__class__.__name__
 
 
-def _prepare(model: Transformer, dtype: str | None, device: torch.device) -> Calibration:
-    """Fuse for inference and pick the kernels (float16 for few rows only when no dtype was asked for)."""
+def _prepare(model: Transformer, dtype: str | None, device: torch.device,
+             blocks: dict[str, Blocks] | None = None) -> Calibration:
+    """Fuse for inference and pick the kernels: float16 copies, and the checkpoint's own `blocks` when it
+    has them, only when no dtype was asked for (they do not keep float32 results)."""
     model.eval()
     model.fuse_for_inference()
     if dtype == INT8:
@@ -224,6 +240,10 @@ def _prepare(model: Transformer, dtype: str | None, device: torch.device) -> Cal
 
         quantize_int8(model)
         return UNMEASURED
+    if blocks and device.type == "cpu" and dtype in (None, "", "auto"):
+        from engine.block_products import attach_blocks
+
+        attach_blocks(model, blocks)
     calibration = calibration_for(model, device)
     calibration.apply(model, half=dtype in (None, "", "auto"))
     return calibration
@@ -243,7 +263,7 @@ def _load_anchored(spec, folder: Path, cfg: dict[str, Any], family: Family, dev:
     except KeyError as exc:
         raise ModelLoadError(f"model {spec}: config.json has no {exc}") from None
     tokenizer = _fast_tokenizer(spec, base)
-    calibration = _prepare(model, dtype, dev)
+    calibration = _prepare(model, dtype, dev, _blocks(base, dev, dtype))
     max_length = min(int(cfg.get("context", cfg.get("max_position_embeddings", 4096))), CONTEXT_CAP)
     eos = int(cfg.get("eos_token_id", 0))
     special = SpecialTokens(mask_id=model.mask_id, eos_id=eos, pad_id=int(cfg.get("pad_token_id", eos)),

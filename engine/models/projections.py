@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 if TYPE_CHECKING:
+    from engine.block_products import BlockProduct
     from engine.models.layers import Adapt
 
 
@@ -41,12 +42,13 @@ class Projections:
 
 
 Kernel = str
-LINEAR, COLUMNS, HALF = "linear", "columns", "half"
-KERNELS: tuple[Kernel, ...] = (LINEAR, COLUMNS, HALF)
+LINEAR, COLUMNS, HALF, BLOCKS = "linear", "columns", "half", "blocks"
+KERNELS: tuple[Kernel, ...] = (LINEAR, COLUMNS, HALF, BLOCKS)
 """How a product runs: `linear` rows first in the model's dtype (F.linear; best for many rows), `columns`
 weight times the rows' transpose (a CPU runs it at the weight's memory bound for a few rows where the
 rows-first product falls onto a slower kernel), `half` rows first on a float16 copy of the weight (half
-the bytes to read: fastest for one row on a memory-bound CPU, slower than float32 from a few rows on)."""
+the bytes to read: faster for one row on a memory-bound CPU, slower than float32 from a few rows on),
+`blocks` on the checkpoint's own 4- or 8-bit blocks (`engine.block_products`, when it came in them)."""
 MAX_TABLE_ROWS = 16  # calls with more rows always run `linear`
 
 
@@ -71,6 +73,7 @@ class FusedProjections:
         self.weight = self._full
         self.kernels = default_kernels(self.weight.device)
         self.half: torch.Tensor | None = None  # float16 copy of `_full`, when a kernel is `half`
+        self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
         self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
         self.scale = 1.0
         if len(linears) > 1:
@@ -103,9 +106,14 @@ class FusedProjections:
         self.up, self.scale = up, scale
         self.set_kernels(self.kernels)
 
+    @property
+    def available(self) -> tuple[Kernel, ...]:
+        """The kernels this product can run."""
+        return KERNELS if self.blocks is not None else (LINEAR, COLUMNS, HALF)
+
     def set_kernels(self, kernels: Sequence[Kernel]) -> None:
         """The kernel for calls of 1..len(kernels) rows (more rows: `linear`)."""
-        self.kernels = tuple(kernels)
+        self.kernels = tuple(k if k in self.available else LINEAR for k in kernels)
         self.half = self._full.to(torch.float16) if HALF in self.kernels else None
 
     def product(self, x: torch.Tensor, width: int) -> torch.Tensor:
@@ -113,7 +121,11 @@ class FusedProjections:
         rows = x.numel() // x.shape[-1]
         kernel = self.kernels[rows - 1] if rows <= len(self.kernels) else LINEAR
         bias = None if self.bias is None else F.pad(self.bias, (0, width - self.width))
-        if kernel == HALF and self.half is not None:
+        if kernel == BLOCKS and self.blocks is not None:
+            y = self.blocks(x)
+            if width > self.width:  # the adapter's down-projections stay in float32
+                y = torch.cat([y, F.linear(x, self._full[self.width : width])], -1)
+        elif kernel == HALF and self.half is not None:
             y = F.linear(x.to(torch.float16), self.half[:width]).to(x.dtype)
         elif kernel == COLUMNS:
             y = (self._full[:width] @ x.reshape(rows, x.shape[-1]).t()).t().reshape(*x.shape[:-1], width)
