@@ -42,6 +42,8 @@ def baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot] = ()) -> Basel
     neutral = neutral_text(text, spots, spec)
     if neutral is not None and first_error(neutral, spec) is None:
         return Baseline(True)
+    if any(first_error(candidate, spec) is None for candidate in statement_texts(text, spots, spec)):
+        return Baseline(True)
     tree = spec.parse(text)
     bytemap = ByteMap(text)
     return Baseline(False, len(error_nodes(tree)), frozenset(bytemap.to_offset(p) for p in error_points(tree)))
@@ -66,6 +68,35 @@ def neutral_text(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> str | 
         cursor = spot.end
     pieces.append(text[cursor:])
     return "".join(pieces)
+
+
+def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> list[str]:
+    """`text` with the row's `empty_statement` on every blank line an insertion spot stands on: once at the
+    indentation of the next non-blank line, once one level deeper than the last non-blank line above. A
+    document that parses so lacks only a statement where the cursor is (a body emptied down to the line the
+    user is writing), so a fill there must leave it parsing."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    blank = sorted({bisect.bisect_right(starts, s.start) - 1 for s in spots if s.start == s.end})
+    blank = [i for i in blank if not lines[i].strip()]
+    if not spec.empty_statement or not blank:
+        return []
+    candidates = []
+    for deeper in (False, True):
+        filled = list(lines)
+        for i in blank:
+            filled[i] = _indent_for(lines, i, deeper) + spec.empty_statement
+        candidates.append("\n".join(filled))
+    return candidates
+
+
+def _indent_for(lines: list[str], index: int, deeper: bool) -> str:
+    step = range(index - 1, -1, -1) if deeper else range(index + 1, len(lines))
+    near = next((lines[i] for i in step if lines[i].strip()), "")
+    indent = near[: len(near) - len(near.lstrip(" \t"))]
+    return indent + ("\t" if indent.startswith("\t") else "    ") if deeper else indent
 
 
 @dataclass(frozen=True)

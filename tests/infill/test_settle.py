@@ -117,3 +117,16 @@ def test_tree_sitter_judges_languages_without_a_real_parser() -> None:
                         JAVASCRIPT)
     assert kept is None
 
+
+
+def test_a_body_emptied_down_to_the_cursor_line_counts_as_a_file_that_parses() -> None:
+    text = "def sign(x):\n    if x < 0:\n\n    return 1\n"
+    cursor = text.index("\n\n") + 1
+    spot = Spot(cursor, cursor, 8, "line")
+    assert first_error(text, PYTHON) is not None  # the `if` has no body until the user writes it
+    assert baseline(text, PYTHON, [spot]).parses
+    off, notes = _settled(text, Edit(cursor, cursor, "    x = -x", ()), [spot])  # not inside the `if`
+    assert off is None and notes == [f"line 3: {DROPPED}"]
+    body, notes = _settled(text, Edit(cursor, cursor, "        return -1", ()), [spot])
+    assert body is not None and notes == []
+    assert not baseline("def f(:\n\n", PYTHON, [Spot(8, 8, 8, "line")]).parses  # broken elsewhere
