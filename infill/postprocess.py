@@ -161,8 +161,19 @@ def line_may_grow(spot: Spot, text: str, spec: LanguageSpec) -> bool:
 
 def opens_grown_block(first: str, spot: Spot, text: str, spec: LanguageSpec) -> bool:
     """Whether a line insertion's first line `first` (after the cursor) makes its line open a block that the
-    completion should carry (`line_may_grow`)."""
-    return line_may_grow(spot, text, spec) and spec.opens_block(_cursor_line(text, spot.start) + first)
+    completion should carry (`line_may_grow`): not when the next non-blank line below is indented deeper
+    than it, for that line already is the body (a block's header line written again above its body)."""
+    line = _cursor_line(text, spot.start) + first
+    if not line_may_grow(spot, text, spec) or not spec.opens_block(line):
+        return False
+    line_end = text.find("\n", spot.start)
+    below = next((x for x in text[line_end + 1 :].split("\n") if x.strip()), "") if line_end != -1 else ""
+    return _width(below) <= _width(line)
+
+
+def _width(line: str) -> int:
+    expanded = line.expandtabs(8)
+    return len(expanded) - len(expanded.lstrip(" "))
 
 
 def _limit_scope(body: str, slot: Slot, text: str, spec: LanguageSpec, scope_line: str | None = None) -> str:

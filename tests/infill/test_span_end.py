@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from infill.canvas import Slot
 from infill.languages import get_language
+from infill.postprocess import shape_text
 from infill.span_end import span_complete
 from infill.spots import Spot
 
@@ -49,3 +50,12 @@ def test_a_line_that_may_grow_ends_with_its_first_line_unless_that_line_opens_a_
     assert span_complete("y = x * 2\n    return y", slot, text, PYTHON)
     assert not span_complete("if x:\n        return 1", slot, text, PYTHON)  # the body goes on
     assert span_complete("if x:\n        return 1\n    return 2", slot, text, PYTHON)
+
+
+def test_a_header_line_above_its_existing_body_ends_with_its_first_line() -> None:
+    text = "def f(xs):\n    total = 0\n\n        total += x\n    return total\n"
+    cursor = text.index("\n\n") + 1
+    slot = Slot(Spot(cursor, cursor, 8, "line"), 0, 8)
+    assert span_complete("    for x in xs:\n        total -= x", slot, text, PYTHON)  # the body is below
+    shaped = shape_text("    for x in xs:\n        total -= x", slot, text, PYTHON)
+    assert shaped.text == "    for x in xs:"
