@@ -26,6 +26,7 @@ naive chose the same token. `tok/fwd` is fast's written tokens per forward. The 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import platform
 import tempfile
@@ -155,6 +156,19 @@ def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast
     }
 
 
+def float32_agreement(engine: Engine, exact: Engine, sample: list[Case], params: DenoiseParams) -> tuple[int, int]:
+    """(tokens before the first difference, tokens compared) between `engine`'s output and that of the same
+    model with every product in float32 (`exact`), up to the shorter span of each case: where a float16 or
+    4-bit product flips a near-tie, the texts part there and what follows is another text."""
+    same = total = 0
+    for case in sample:
+        ours, _, _, _ = run_diffusion(engine, case, params)
+        theirs, _, _, _ = run_diffusion(exact, case, params)
+        total += min(len(ours), len(theirs))
+        same += sum(1 for _ in itertools.takewhile(lambda pair: pair[0] == pair[1], zip(ours, theirs)))
+    return same, total
+
+
 def uses_own_base(engine: Engine) -> bool:
     """The anchored family: its AR baseline and one-token-a-step loop are its own base, with its exact cache."""
     return engine.left_to_right and engine.loaded.family.block is None
@@ -209,15 +223,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shape", choices=SHAPES, default="bundled",
                         help="a random model of that shape (absolute speed only): open-dcoder-0.5b, or the "
                              "block-diffusion sdar-1.7b / fast-dllm-v2-1.5b")
+    parser.add_argument("--vs-float32", action="store_true",
+                        help="also load the model with every product in float32 and report how much of the "
+                             "default's output equals it (the kernels calibration picks may round differently)")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     engine = load_engine(args)
+    exact = Engine.load(args.model, device=args.device, dtype="float32") if args.vs_float32 else None
     ar = None if uses_own_base(engine) else ar_model(engine)
     rows: dict[str, dict[str, float]] = {}
     for label, span, lines in SIZES:
         sample = cases(engine, span or 0, args.cases, args.context, lines)
         fast = DenoiseParams.fast(args.threshold).with_(block=args.block, near=args.near, eos_penalty=args.eos_penalty)
         rows[label] = measure(engine, ar, sample, fast)
+        if exact is not None:
+            same, total = float32_agreement(engine, exact, sample, fast)
+            rows[label]["float32_agreement"] = same / max(1, total)
     head = f"{'span':>5} {'n':>3} {'tokens':>6} {'naive tok/s':>11} {'fast tok/s':>10} {'AR tok/s':>9} " \
            f"{'x naive':>7} {'x AR':>5} {'tok/fwd':>7} {'agree':>6}"
     print(f"model {engine.name} ({engine.family}, {engine.device}, {sum(p.numel() for p in engine.loaded.model.parameters()) / 1e6:.1f}M params); "
@@ -226,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     for label, r in rows.items():
         print(f"{label:>5} {r['cases']:>3} {r['mean_span']:>6.1f} {r['naive_tok_s']:>11.1f} {r['fast_tok_s']:>10.1f} "
               f"{r['ar_tok_s']:>9.1f} {r['speedup_vs_naive']:>7.2f} {r['speedup_vs_ar']:>5.2f} "
-              f"{r['tokens_per_forward']:>7.2f} {r['agreement']:>6.3f}")
+              f"{r['tokens_per_forward']:>7.2f} {r['agreement']:>6.3f}"
+              + (f"  float32 {r['float32_agreement']:.3f}" if "float32_agreement" in r else ""))
     headline = rows["32"]
     summary = {
         "benchmark": "speed", "model": engine.name, "device": engine.device, "shape": args.shape,
