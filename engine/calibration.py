@@ -26,6 +26,8 @@ import platform
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -84,7 +86,7 @@ def calibration_for(model: Transformer, device: torch.device) -> Calibration:
     return found
 
 
-def _path(model: Transformer):
+def _path(model: Transformer) -> Path:
     from engine.gguf_base import cache_root
 
     shapes = ",".join(sorted({p.shape_key + "|" + ",".join(p.available) + (p.blocks.kind if p.blocks else "")
@@ -99,6 +101,11 @@ def _cpu_name() -> str:
             return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
     except OSError:
         return platform.processor()
+
+
+def _run_products(x: torch.Tensor, products: list[FusedProjections]) -> None:
+    for p in products:
+        p.product(x, p.width)
 
 
 def time_ms(fn: Callable[[], object], repeats: int = 3,
@@ -132,7 +139,7 @@ def measure(model: Transformer) -> Calibration:
                 for kernel in products[0].available:
                     for p in products:
                         p.kernels = (kernel,) * MAX_TABLE_ROWS
-                    timed[rows][kernel] = time_ms(lambda x=x, products=products: [p.product(x, p.width) for p in products])
+                    timed[rows][kernel] = time_ms(partial(_run_products, x, products))
             kernels[key] = (decode_kernel(timed),) * MAX_TABLE_ROWS
             exact[key] = _table({rows: min(EXACT, key=t.__getitem__) for rows, t in timed.items()})
             for p in products:
@@ -177,7 +184,7 @@ def _row_cost(model: Transformer, context: int = 256) -> tuple[float, ...]:
             model(ids[:, context : context + k], query, None, ForwardContext(list(layers), real, query_index=query),
                   logits_at=(torch.zeros(k, dtype=torch.long), torch.arange(k)))
 
-        timed = {k: time_ms(lambda k=k: forward(k)) for k in COST_ROWS}
+        timed = {k: time_ms(partial(forward, k)) for k in COST_ROWS}
     points = sorted(timed)
     costs = []
     for k in range(1, most + 1):
