@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     engine = load_engine(args)
     loaded = time.perf_counter()
     if end is None:
+        assert planned is not None  # returned above when None
         spot = planned
     else:
         spot = plan_regenerate(text, start, end, spec, tokenizer=engine.tokenizer)
