@@ -44,7 +44,7 @@ examples:
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "infill",
         help="complete at a line, or regenerate a line range, of one file",
