@@ -124,6 +124,8 @@ def model_completer(engine: Any, params: Any, length: str, heal: bool = True) ->
         cost.forward_passes += result.stats.forward_passes
         cost.seconds += result.stats.seconds
         tally.notes.update(note.split(": ", 1)[-1] for note in result.notes)
+        tally.retried += result.attempts > 1
+        tally.rescued += result.rescued
         edit = result.edits[0] if result.edits else None
         if edit is None:
             tally.no_edit += 1
@@ -205,6 +207,7 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int | No
     row["parse_rate"] = sum(map(parses, documents)) / len(documents) if documents else None
     if tally.cost:
         row["no_spot"], row["no_edit"], row["fill_notes"] = tally.no_spot, tally.no_edit, dict(tally.notes)
+        row["retried"], row["rescued"] = tally.retried, tally.rescued
         row.update(sum(tally.cost.values(), Cost()).report())
         row["cost"] = {name: cost.report() for name, cost in tally.cost.items()}
     return row

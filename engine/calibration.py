@@ -26,7 +26,6 @@ import platform
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import partial
 from pathlib import Path
 
 import torch
@@ -40,7 +39,7 @@ ROW_COUNTS = (1, 2, 4, 8, 16)
 DECODE_WEIGHTS = {1: 0.6, 2: 0.2, 4: 0.1, 8: 0.05, 16: 0.05}  # share of decoding rows per row count (a guess)
 EXACT = (LINEAR, COLUMNS)  # the kernels that keep a float32 model's results
 COST_ROWS = (1, 2, 3, 5, 9, 16)  # query rows whose forward is timed for `row_cost` (between: interpolated)
-VERSION = 5
+VERSION = 6
 
 
 @dataclass(frozen=True)
@@ -103,11 +102,6 @@ def _cpu_name() -> str:
         return platform.processor()
 
 
-def _run_products(x: torch.Tensor, products: list[FusedProjections]) -> None:
-    for p in products:
-        p.product(x, p.width)
-
-
 def time_ms(fn: Callable[[], object], repeats: int = 3,
             pick: Callable[[list[float]], float] = min) -> float:
     """`pick` (the fastest by default: the least disturbed by other work) of `repeats` timed calls after a
@@ -132,19 +126,36 @@ def measure(model: Transformer) -> Calibration:
         for key, products in by_shape.items():
             for p in products:
                 p.set_kernels((HALF,) * MAX_TABLE_ROWS)  # makes the float16 copies to time
-            timed: dict[int, dict[str, float]] = {}
-            for rows in ROW_COUNTS:
-                x = torch.randn(1, rows, products[0].weight.shape[1])
-                timed[rows] = {}
-                for kernel in products[0].available:
-                    for p in products:
-                        p.kernels = (kernel,) * MAX_TABLE_ROWS
-                    timed[rows][kernel] = time_ms(partial(_run_products, x, products))
+            timed = {rows: _interleaved(products, torch.randn(1, rows, products[0].weight.shape[1]))
+                     for rows in ROW_COUNTS}
             kernels[key] = (decode_kernel(timed),) * MAX_TABLE_ROWS
             exact[key] = _table({rows: min(EXACT, key=t.__getitem__) for rows, t in timed.items()})
             for p in products:
                 p.set_kernels(kernels[key])
     return Calibration(kernels, exact, _row_cost(model))
+
+
+def _interleaved(products: list[FusedProjections], x: torch.Tensor, rounds: int = 5) -> dict[str, float]:
+    """The fastest of `rounds` timings of each kernel over `products` for input `x`, in milliseconds, the
+    kernels taking turns within each round: other work on the machine then slows every kernel alike
+    instead of whichever happened to run while it was busy."""
+
+    def run(kernel: str) -> float:
+        for p in products:
+            p.kernels = (kernel,) * MAX_TABLE_ROWS
+        started = time.perf_counter()
+        for p in products:
+            p.product(x, p.width)
+        return (time.perf_counter() - started) * 1000
+
+    available = products[0].available
+    for kernel in available:
+        run(kernel)  # warm-up: float16 copies, ONNX Runtime sessions
+    best = dict.fromkeys(available, float("inf"))
+    for _ in range(rounds):
+        for kernel in available:
+            best[kernel] = min(best[kernel], run(kernel))
+    return best
 
 
 def decode_kernel(timed: dict[int, dict[str, float]]) -> str:
@@ -184,7 +195,14 @@ def _row_cost(model: Transformer, context: int = 256) -> tuple[float, ...]:
             model(ids[:, context : context + k], query, None, ForwardContext(list(layers), real, query_index=query),
                   logits_at=(torch.zeros(k, dtype=torch.long), torch.arange(k)))
 
-        timed = {k: time_ms(partial(forward, k)) for k in COST_ROWS}
+        timed = dict.fromkeys(COST_ROWS, float("inf"))
+        for k in COST_ROWS:
+            forward(k)  # warm-up
+        for _ in range(5):  # row counts take turns, as kernels do in `_interleaved`
+            for k in COST_ROWS:
+                started = time.perf_counter()
+                forward(k)
+                timed[k] = min(timed[k], time.perf_counter() - started)
     points = sorted(timed)
     costs = []
     for k in range(1, most + 1):

@@ -1,10 +1,11 @@
 """The whole infill path: text and spots -> canvas -> engine -> post-processing -> edits.
 
 All spots of one document share one canvas (one denoising run); several documents given to
-`fill_many` go to the engine as one batch. A result that adds parse errors is re-masked around the
-first new error and denoised again, at most `FillOptions.retries` times (never for a left-to-right
-engine decoding greedily, which would write the same again); the attempt with the fewest added errors
-wins, and a spot whose best result still breaks the syntax gets no edit unless `keep_invalid` is set.
+`fill_many` go to the engine as one batch. A result that breaks the parse (`infill.repair`) is revised
+and denoised again, at most `FillOptions.retries` times: re-masked around the first new error, or, for an
+engine that writes left to right, re-decoded from the first offending token with what it wrote there
+banned (`infill.bans`). The attempt with the fewest added errors wins, and `infill.settle` cuts back or
+drops whatever of it still breaks the parse, unless `keep_invalid` is set.
 """
 
 from __future__ import annotations
@@ -13,12 +14,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from infill.canvas import Canvas, ContextOverflow, canvas_for, check_spots, instruction_header, line_break_ids
+from infill.bans import BanLead, BanPlan, lead_token_count, offending_index, plan_ban
+from infill.canvas import (
+    Canvas,
+    ContextOverflow,
+    Slot,
+    canvas_for,
+    check_spots,
+    instruction_header,
+    line_break_ids,
+)
 from infill.languages import LanguageSpec, get_language
 from infill.leads import TextLead
 from infill.line_deadline import LineDeadline
-from infill.postprocess import decode, drop_reason, finish, span_ids, token_offsets
+from infill.postprocess import decode, drop_reason, finish, line_may_grow, span_ids, token_offsets
 from infill.repair import Baseline, ParseCheck, baseline, check_filled, remask_range
+from infill.settle import settle
 from infill.span_end import TextEnd
 from infill.spots import Edit, Spot
 
@@ -27,6 +38,9 @@ if TYPE_CHECKING:
     from engine.api import EngineLike
 
 GROW_PER_SPOT = {"line": 8, "block": 32}
+GROWN_LINE = 48
+"""Growth of a line insertion that may become a block (`postprocess.line_may_grow`) on an engine that writes
+left to right: a line that opens a block goes on into its body (BLOCK_TOKENS of room, as a block spot)."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +52,9 @@ class FillOptions:
     healed token boundaries are worth; `infill.leads`); line_deadline_ms: for such an engine, a span ends at
     the first line break it writes this long after its first token (llama-server's `t_max_predict_ms`,
     `infill.line_deadline`); context: code from other files, formatted, put at the top of the canvas below
-    the instruction and never cropped (so a document cache keeps it from one request to the next)."""
+    the instruction and never cropped (so a document cache keeps it from one request to the next);
+    one_line: an insertion keeps its first line only and never grows into a block (an editor set to
+    single-line suggestions)."""
 
     retries: int = 2
     keep_invalid: bool = False
@@ -47,6 +63,7 @@ class FillOptions:
     heal: bool = True
     line_deadline_ms: int | None = None
     context: str = ""
+    one_line: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,6 +82,8 @@ class FillResult:
     cancelled: bool = False
     notes: list[str] = field(default_factory=list)
     attempts: int = 1
+    rescued: int = 0
+    """Spots whose first result broke the parse and whose edit comes from a re-mask round that parses."""
 
 
 @dataclass
@@ -86,7 +105,7 @@ class _Document:
         spots = check_spots(job.spots, len(job.text))
         grow = options.max_grow
         if grow is None:
-            grow = sum(GROW_PER_SPOT[s.kind] for s in spots)
+            grow = sum(self._room(s) for s in spots)
         header = instruction_header(options.instruction, self.spec.comment_prefix) + options.context
         self.max_grow = grow
         try:
@@ -94,7 +113,7 @@ class _Document:
         except ContextOverflow:
             self.canvas = self._build(spots, header, reserve=0)
             self.max_grow = max(0, engine.max_length - len(self.canvas.ids))
-        self.baseline: Baseline = baseline(job.text, self.spec)
+        self.baseline: Baseline = baseline(job.text, self.spec, spots)
         from engine import Stats  # engine (torch) loads only when a fill runs
 
         self.stats: Stats = Stats()
@@ -103,24 +122,41 @@ class _Document:
         self.positions: list[tuple[int, int]] = []
         self.attempts: list[_Attempt] = []
         self.notes: list[str] = []
+        self.bans: list[dict[tuple[int, ...], frozenset[int]]] = [{} for _ in self.canvas.slots]
 
     def _build(self, spots: list[Spot], header: str, reserve: int) -> Canvas:
         """The canvas, with `reserve` tokens of the context kept free for span growth (distant
         context lines give way to growth room)."""
         return canvas_for(self.engine, self.job.text, spots, header=header, reserve=reserve, heal=self.options.heal)
 
+    def _grows(self, spot: Spot) -> bool:
+        """Whether a line insertion may go on into a block: on an engine that writes left to right (its span
+        end sees the first line), and not for single-line suggestions."""
+        return self.engine.left_to_right and not self.options.one_line and line_may_grow(spot, self.job.text, self.spec)
+
+    def _room(self, spot: Spot) -> int:
+        return GROWN_LINE if self._grows(spot) else GROW_PER_SPOT[spot.kind]
+
+    def _stops(self, slot: Slot) -> frozenset[int]:
+        """A one-line insertion keeps only its first line (`shape_text`), so a line break ends it, unless the
+        line may grow into a block: then its span end (`TextEnd`) decides."""
+        spot = slot.spot
+        if spot.kind != "line" or spot.start != spot.end or self._grows(spot):
+            return frozenset()
+        return line_break_ids(self.engine.tokenizer)
+
+    def _lead(self, slot: Slot) -> TextLead | None:
+        if not self.engine.left_to_right or not self.options.heal or not slot.lead:
+            return None
+        return TextLead(slot.lead, self.engine.tokenizer)
+
     def _span_stops(self) -> tuple[frozenset[int], ...]:
-        """A one-line insertion keeps only its first line (`shape_text`), so a line break ends it."""
-        breaks = line_break_ids(self.engine.tokenizer)
-        return tuple(
-            breaks if slot.spot.kind == "line" and slot.spot.start == slot.spot.end else frozenset()
-            for slot in self.canvas.slots
-        )
+        return tuple(self._stops(slot) for slot in self.canvas.slots)
 
     def _span_leads(self) -> tuple[TextLead | None, ...]:
         if not self.engine.left_to_right or not self.options.heal:
             return ()
-        return tuple(TextLead(slot.lead, self.engine.tokenizer) if slot.lead else None for slot in self.canvas.slots)
+        return tuple(self._lead(slot) for slot in self.canvas.slots)
 
     def _span_ends(self) -> tuple[TextEnd | LineDeadline, ...]:
         if not self.engine.left_to_right:
@@ -159,10 +195,13 @@ class _Document:
             kept = span_ids(self.current[start:end], special)
             shaped, new_text = finish(decode(tokenizer, kept), slot, text, self.spec)
             spot = slot.spot
+            if self.options.one_line and spot.start == spot.end:
+                new_text = new_text.split("\n", 1)[0].rstrip()
             reason = drop_reason(new_text, text, spot.end, spot.start if spot.start == spot.end else None)
             raws.append((kept, shaped))
             if reason is not None or new_text == text[spot.start : spot.end]:
-                dropped.append(f"spot at offset {spot.start}: {reason or 'the result equals the original'}")
+                dropped.append(f"line {text.count(chr(10), 0, spot.start) + 1}: "
+                               f"{reason or 'the result equals the original'}")
                 edits.append(None)
                 continue
             edits.append(Edit(spot.start, spot.end, new_text, tuple(kept)))
@@ -172,39 +211,85 @@ class _Document:
         if self.cancelled or not self.attempts:
             return False
         last = self.attempts[-1]
-        return last.check.added > 0 and any(w is not None for w in last.check.where)
+        if last.check.added <= 0 or all(w is None for w in last.check.where):
+            return False
+        return not self.engine.left_to_right or any(plan is not None for plan in self._ban_plans())
+
+    def _ban_plans(self) -> list[BanPlan | None]:
+        """For an engine that writes left to right: where each span that broke the parse restarts, and what
+        it may not write there again."""
+        last = self.attempts[-1]
+        tokenizer, special = self.engine.tokenizer, self.engine.special
+        ends = frozenset({special.eos_id, special.pad_id})
+        plans: list[BanPlan | None] = []
+        for slot, (start, end), (kept, shaped), where, bans in zip(
+            self.canvas.slots, self.positions, last.raws, last.check.where, self.bans
+        ):
+            if where is None:
+                plans.append(None)
+                continue
+            index = offending_index(tokenizer, kept, shaped, where)
+            lead = lead_token_count(tokenizer, kept, slot.lead) if self._lead(slot) is not None else 0
+            plans.append(plan_ban(self.current[start:end], kept, index, lead, ends, bans))
+        return plans
 
     def retry_request(self) -> InfillRequest:
+        """The canvas of the last attempt with each span that broke the parse masked again, and the stops,
+        leads and ends of just those spans (the request's spans are its mask runs)."""
+        from engine import InfillRequest
+
+        if self.engine.left_to_right:
+            return self._ban_request()
         last = self.attempts[-1]
         canvas = list(self.current)
-        for (start, end), (kept, shaped), where in zip(self.positions, last.raws, last.check.where):
+        stops = []
+        for slot, (start, end), (kept, shaped), where in zip(self.canvas.slots, self.positions, last.raws,
+                                                              last.check.where):
             if where is None:
                 continue
             offsets = token_offsets(self.engine.tokenizer, kept)
             lo, hi = remask_range(offsets, end - start, shaped.raw, shaped.raw_offset(where))
-            if self.engine.left_to_right:
-                hi = end - start  # such a model revises a span's tail, never text it wrote before
             canvas[start + lo : start + hi] = [self.engine.special.mask_id] * (hi - lo)
+            stops.append(self._stops(slot))
+        return InfillRequest(canvas, self.job.doc_id, 0, tuple(stops))
+
+    def _ban_request(self) -> InfillRequest:
         from engine import InfillRequest
 
-        return InfillRequest(canvas, self.job.doc_id, 0, self._span_stops(), self._span_leads(), self._span_ends())
+        last = self.attempts[-1]
+        canvas = list(self.current)
+        stops, leads, ends = [], [], []
+        tokenizer = self.engine.tokenizer
+        for slot, (start, end), (kept, _), plan, bans in zip(self.canvas.slots, self.positions, last.raws,
+                                                              self._ban_plans(), self.bans):
+            if plan is None:
+                continue
+            before = tuple(kept[: plan.index])
+            bans[before] = plan.banned
+            canvas[start + plan.index : end] = [self.engine.special.mask_id] * (end - start - plan.index)
+            stops.append(self._stops(slot))
+            leads.append(BanLead(self._lead(slot), before, plan.banned, tokenizer))
+            ends.append(TextEnd(slot, self.job.text, self.spec, tokenizer, before=before))
+        return InfillRequest(canvas, self.job.doc_id, 0, tuple(stops), tuple(leads), tuple(ends))
 
     def result(self) -> FillResult:
         canvas_ids = list(self.canvas.ids)
         if not self.attempts:
             return FillResult([], canvas_ids, self.stats, True, ["cancelled"], 0)
+        first = self.attempts[0]
         best = min(self.attempts, key=lambda a: a.check.added)
-        edits = list(best.edits)
+        edits: list[Edit | None] = list(best.edits)
         self.notes.extend(best.dropped)
         if not self.spec.has_grammar and any(edits):
             self.notes.append(f"no parse check ran ({self.spec.id}: no grammar for this language)")
-        if best.check.added > 0 and not self.options.keep_invalid:
-            blamed = [i for i, w in enumerate(best.check.where) if w is not None] or list(range(len(edits)))
-            for index in blamed:
-                edit = edits[index]
-                if edit is not None:
-                    self.notes.append(f"spot at offset {edit.start}: dropped, the result does not parse")
-                    edits[index] = None
+        if not self.options.keep_invalid:
+            edits, notes = settle(self.job.text, edits, self.baseline, self.spec)
+            self.notes.extend(notes)
+        rescued = sum(
+            1 for index, edit in enumerate(edits)
+            if best is not first and edit is not None and first.check.where[index] is not None
+            and edit == best.edits[index]
+        )
         return FillResult(
             [e for e in edits if e is not None],
             canvas_ids,
@@ -212,6 +297,7 @@ class _Document:
             self.cancelled,
             self.notes,
             len(self.attempts),
+            rescued,
         )
 
 
@@ -233,10 +319,7 @@ def fill_many(
         results = engine.infill([d.first_request() for d in documents], params, cancel=cancel)
         for document, result in zip(documents, results):
             document.absorb(result)
-    retries = options.retries
-    if engine.left_to_right and (params is None or params.temperature == 0):
-        retries = 0  # re-masking a greedy left-to-right span's tail writes the same tail again
-    for _ in range(retries):
+    for _ in range(options.retries):
         pending = [d for d in documents if d.wants_retry()]
         if not pending:
             break

@@ -63,6 +63,7 @@ ROWS: tuple[LanguageSpec, ...] = (
         strings=_f({"string", "string_content", "concatenated_string"}),
         containers=_f({"module", "block"}),
         function_patterns=("(function_definition name: (identifier) @name body: (block) @body)",),
+        real_parser="ast", empty_statement="pass",
     ),
     LanguageSpec(
         id="javascript", grammar_module="tree_sitter_javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"),
@@ -227,6 +228,7 @@ ROWS: tuple[LanguageSpec, ...] = (
                     "heredoc_content", "translated_string"}),
         containers=_f({"program", "compound_statement", "do_group"}),
         function_patterns=("(function_definition name: (word) @name body: (compound_statement) @body)",),
+        empty_statement=":",
     ),
     LanguageSpec(
         id="lua", grammar_module="tree_sitter_lua", extensions=(".lua",), comment_prefix="--",

@@ -36,7 +36,11 @@ class LanguageSpec:
       sequences (file, body) whose consecutive children a line range may replace without cutting anything;
     - `function_patterns`: tree-sitter patterns capturing a function's `@name` and `@body`
       (`refactor --function-regex`);
-    - `line_only`: data files (JSON, YAML, TOML): completions are single lines, never blocks.
+    - `line_only`: data files (JSON, YAML, TOML): completions are single lines, never blocks;
+    - `real_parser`: the language's own parser, where one is at hand (`infill.parsing.REAL_PARSERS`: "ast"
+      for Python), which judges whether a filled file parses instead of the tree-sitter grammar;
+    - `empty_statement`: what stands in for a hole marker when deciding whether a file parsed before it was
+      filled (`pass` in Python, `:` in Bash, where a body cannot be empty; "" elsewhere).
     `grammar_module` None means no grammar: line windows only and no parse check.
     """
 
@@ -56,6 +60,8 @@ class LanguageSpec:
     function_patterns: tuple[str, ...] = ()
     line_only: bool = False
     grammar_function: str = "language"
+    real_parser: str | None = None
+    empty_statement: str = ""
 
     @property
     def has_grammar(self) -> bool:

@@ -1,8 +1,9 @@
 """Generated span -> text that fits its spot, as ordered filters.
 
 1. `span_ids`: cut the span at its first EOS/pad (the model fills unused slots with them).
-2. `shape_text`: drop the moved indentation (canvas `Slot.lead`), keep one line for a "line" spot,
-   stop a block completion at the first line that leaves the window's indentation scope, keeping what
+2. `shape_text`: drop the moved indentation (canvas `Slot.lead`), keep one line for a "line" spot (unless
+   that line opens a block and nothing follows the cursor: then its body too, `line_may_grow`), stop a
+   block completion at the first line that leaves the window's indentation scope, keeping what
    closes the block on that line (`}`, `end`; a regenerated
    range at the first line indented less than the lines it replaces), cut a line repeated three times
    in a row, and end a regenerated range with the same line breaks (blank lines included) as the text
@@ -27,6 +28,7 @@ from typing import Any
 from infill.canvas import Slot, Specials
 from infill.languages import LanguageSpec
 from infill.positions import ByteMap
+from infill.spots import Spot
 from infill.syntax import CLOSERS, OPENERS, bracket_tokens, open_brackets
 
 _INDENT = re.compile(r"[ \t]*")
@@ -95,12 +97,14 @@ def shape_text(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> Shaped:
             begin = len(_INDENT.match(raw).group(0))  # type: ignore[union-attr]
     body = raw[begin:]
     if spot.start == spot.end:
+        first = body.split("\n", 1)[0].rstrip("\r")
+        scope_line = None
         if spot.kind == "line":
-            body = body.split("\n", 1)[0].rstrip("\r")
-        else:
-            body = match_indentation(_cut_repetition(body), indent_unit(text), first_line_fixed=True)
-            body = _limit_scope(body, slot, text, spec)
-        return Shaped(body, raw, begin)
+            if "\n" not in body or not opens_grown_block(first, spot, text, spec):
+                return Shaped(first, raw, begin)
+            scope_line = _cursor_line(text, spot.start) + first
+        body = match_indentation(_cut_repetition(body), indent_unit(text), first_line_fixed=True)
+        return Shaped(_limit_scope(body, slot, text, spec, scope_line), raw, begin)
     replaced = text[spot.start : spot.end]
     at_line_start = spot.start == 0 or text[spot.start - 1] == "\n"
     before = text[text.rfind("\n", 0, spot.start) + 1 : spot.start]
@@ -142,16 +146,47 @@ def _below_indent(body: str, indent: int) -> str:
     return body
 
 
-def _limit_scope(body: str, slot: Slot, text: str, spec: LanguageSpec) -> str:
+def _cursor_line(text: str, offset: int) -> str:
+    return text[text.rfind("\n", 0, offset) + 1 : offset]
+
+
+def line_may_grow(spot: Spot, text: str, spec: LanguageSpec) -> bool:
+    """Whether a line insertion may go on into a block when its line opens one: a grammar that has blocks,
+    and nothing but blanks after the cursor on its line (a multi-line completion cannot end mid-line)."""
+    if spot.kind != "line" or spot.start != spot.end or not spec.has_grammar or spec.line_only:
+        return False
+    line_end = text.find("\n", spot.start)
+    return not text[spot.start : len(text) if line_end == -1 else line_end].strip()
+
+
+def opens_grown_block(first: str, spot: Spot, text: str, spec: LanguageSpec) -> bool:
+    """Whether a line insertion's first line `first` (after the cursor) makes its line open a block that the
+    completion should carry (`line_may_grow`): not when the next non-blank line below is indented deeper
+    than it, for that line already is the body (a block's header line written again above its body)."""
+    line = _cursor_line(text, spot.start) + first
+    if not line_may_grow(spot, text, spec) or not spec.opens_block(line):
+        return False
+    line_end = text.find("\n", spot.start)
+    below = next((x for x in text[line_end + 1 :].split("\n") if x.strip()), "") if line_end != -1 else ""
+    return _width(below) <= _width(line)
+
+
+def _width(line: str) -> int:
+    expanded = line.expandtabs(8)
+    return len(expanded) - len(expanded.lstrip(" "))
+
+
+def _limit_scope(body: str, slot: Slot, text: str, spec: LanguageSpec, scope_line: str | None = None) -> str:
     """Cut a block completion before the first line indented less than the window's scope: deeper than
     the cursor's line when that line opens a block (`LanguageSpec.opens_block`), else as deep. A blank
     cursor line takes its scope from the last non-blank line above it (an editor user on an empty line
-    inside a body). The line that leaves the scope keeps what closes the block (`}`, `});`, `end`, `fi`):
-    a block may close its own braces; `balance_brackets` and `settle_closer` drop a closer that the text
-    after the spot already has."""
+    inside a body); a line insertion that opens a block (`scope_line`, the whole line) scopes its own body.
+    The line that leaves the scope keeps what closes the block (`}`, `});`, `end`, `fi`): a block may close
+    its own braces; `balance_brackets` and `settle_closer` drop a closer that the text after the spot
+    already has."""
     spot = slot.spot
     line_start = text.rfind("\n", 0, spot.start) + 1
-    cursor_line = text[line_start : spot.start]
+    cursor_line = text[line_start : spot.start] if scope_line is None else scope_line
     while not cursor_line.strip() and line_start > 0:
         previous = text.rfind("\n", 0, line_start - 1) + 1
         cursor_line = text[previous : line_start - 1]
@@ -276,12 +311,19 @@ def balance_brackets(text: str, start: int, end: int, new_text: str, spec: Langu
 
 
 def finish(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> tuple[Shaped, str]:
-    """Filters 2-4 in order: the decoded span `raw` -> (its shape, the text for the spot)."""
+    """Filters 2-4 in order: the decoded span `raw` -> (its shape, the text for the spot). A regenerated
+    range that a filter cut keeps the line breaks that ended what it replaces (a cut must not merge the
+    result with the line after it)."""
     shaped = shape_text(raw, slot, text, spec)
     spot = slot.spot
     new_text = trim_suffix_echo(shaped.text, text[spot.end :], spec)
     new_text = balance_brackets(text, spot.start, spot.end, new_text, spec)
-    return shaped, settle_closer(text, spot.start, spot.end, new_text, spec)
+    new_text = settle_closer(text, spot.start, spot.end, new_text, spec)
+    replaced = text[spot.start : spot.end]
+    ending = replaced[len(replaced.rstrip("\r\n")) :]
+    if ending and new_text.strip() and not new_text.endswith(ending):
+        new_text = new_text.rstrip() + ending
+    return shaped, new_text
 
 
 def indent_unit(text: str) -> str | None:

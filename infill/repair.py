@@ -1,18 +1,23 @@
 """Parse check of a filled document and the re-mask range for a result that breaks the syntax.
 
-A diffusion model can revise: when the filled document has more ERROR/MISSING nodes than the
-original, the tokens of the result's line that holds the first new error (plus a small margin) are
-masked again and denoised with everything else fixed.
+The check reasons about the file the user will have after accepting: a document that parsed (by the
+language's real parser where there is one, `infill.parsing`), or would have but for the hole markers being
+filled, must parse afterwards; one that did not parse must not get more tree-sitter errors. A diffusion
+model can revise: the tokens of the result's line that holds the first new error (plus a small margin) are
+masked again and denoised with everything else fixed (`remask_range`; the anchored family re-decodes from
+the first offending token instead, `infill.bans`).
 """
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from infill.languages import LanguageSpec
+from infill.parsing import first_error
 from infill.positions import ByteMap
-from infill.spots import Edit
+from infill.spots import Edit, Spot
 from infill.syntax import error_nodes, error_points
 
 REMASK_MARGIN = 2
@@ -20,34 +25,93 @@ REMASK_MARGIN = 2
 
 @dataclass(frozen=True)
 class Baseline:
-    """The original document's errors: how many, and where (str offsets)."""
+    """The original document: `parses` when it parsed, or would have with its spots' own text left out (a
+    hole marker where a statement must stand); then a fill must leave it parsing. Otherwise its tree-sitter
+    errors (how many, and where: str offsets), which a fill must not add to."""
 
-    count: int
-    points: frozenset[int]
+    parses: bool
+    count: int = 0
+    points: frozenset[int] = frozenset()
 
 
-def baseline(text: str, spec: LanguageSpec) -> Baseline:
+def baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot] = ()) -> Baseline:
     if not spec.has_grammar:
-        return Baseline(0, frozenset())
+        return Baseline(False)
+    if first_error(text, spec) is None:
+        return Baseline(True)
+    neutral = neutral_text(text, spots, spec)
+    if neutral is not None and first_error(neutral, spec) is None:
+        return Baseline(True)
+    if any(first_error(candidate, spec) is None for candidate in statement_texts(text, spots, spec)):
+        return Baseline(True)
     tree = spec.parse(text)
     bytemap = ByteMap(text)
-    return Baseline(len(error_nodes(tree)), frozenset(bytemap.to_offset(p) for p in error_points(tree)))
+    return Baseline(False, len(error_nodes(tree)), frozenset(bytemap.to_offset(p) for p in error_points(tree)))
+
+
+def neutral_text(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> str | None:
+    """`text` with each range a spot replaces standing for nothing: the row's `empty_statement` where the
+    range starts a line (a hole marker after its indentation, whole lines), nothing elsewhere, its trailing
+    line breaks kept. None when no spot replaces anything (an insertion leaves the text as it is)."""
+    replacing = sorted((s for s in spots if s.end > s.start), key=lambda s: s.start)
+    if not replacing:
+        return None
+    pieces = []
+    cursor = 0
+    for spot in replacing:
+        replaced = text[spot.start : spot.end]
+        line_start = text.rfind("\n", 0, spot.start) + 1
+        starts_line = not text[line_start : spot.start].strip()
+        lead = replaced[: len(replaced) - len(replaced.lstrip(" \t"))]
+        breaks = replaced[len(replaced.rstrip("\r\n")) :]
+        pieces += [text[cursor : spot.start], lead + (spec.empty_statement if starts_line else "") + breaks]
+        cursor = spot.end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> list[str]:
+    """`text` with the row's `empty_statement` on every blank line an insertion spot stands on: once at the
+    indentation of the next non-blank line, once one level deeper than the last non-blank line above. A
+    document that parses so lacks only a statement where the cursor is (a body emptied down to the line the
+    user is writing), so a fill there must leave it parsing."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    blank = sorted({bisect.bisect_right(starts, s.start) - 1 for s in spots if s.start == s.end})
+    blank = [i for i in blank if not lines[i].strip()]
+    if not spec.empty_statement or not blank:
+        return []
+    candidates = []
+    for deeper in (False, True):
+        filled = list(lines)
+        for i in blank:
+            filled[i] = _indent_for(lines, i, deeper) + spec.empty_statement
+        candidates.append("\n".join(filled))
+    return candidates
+
+
+def _indent_for(lines: list[str], index: int, deeper: bool) -> str:
+    step = range(index - 1, -1, -1) if deeper else range(index + 1, len(lines))
+    near = next((lines[i] for i in step if lines[i].strip()), "")
+    indent = near[: len(near) - len(near.lstrip(" \t"))]
+    return indent + ("\t" if indent.startswith("\t") else "    ") if deeper else indent
 
 
 @dataclass(frozen=True)
 class ParseCheck:
-    """`added`: error nodes beyond the original's; `where[i]`: the offset inside edit i's new text of
-    the first error that falls in (or right after) it, or None."""
+    """`added`: errors beyond the original's (for a document that parsed: 1 when the filled one does not);
+    `where[i]`: the offset inside edit i's new text of the first error that falls in (or right after) it,
+    or None."""
 
     added: int
     where: tuple[int | None, ...]
 
 
-def check_filled(text: str, edits: list[Edit | None], original: Baseline, spec: LanguageSpec) -> ParseCheck:
-    """Parse `text` with `edits` applied and attribute each error to the result it follows (no errors
-    for a language without a grammar: nothing was checked, which `fill` notes)."""
-    if not spec.has_grammar:
-        return ParseCheck(0, (None,) * len(edits))
+def filled_text(text: str, edits: Sequence[Edit | None]) -> tuple[str, list[int]]:
+    """`text` with `edits` (in order, not overlapping) applied, and where each edit's new text starts in it
+    (-1 for None)."""
     pieces = []
     starts: list[int] = []
     cursor = 0
@@ -63,30 +127,51 @@ def check_filled(text: str, edits: list[Edit | None], original: Baseline, spec: 
         filled_length += len(edit.new_text)
         cursor = edit.end
     pieces.append(text[cursor:])
-    filled = "".join(pieces)
+    return "".join(pieces), starts
+
+
+def check_filled(text: str, edits: Sequence[Edit | None], original: Baseline, spec: LanguageSpec) -> ParseCheck:
+    """Parse `text` with `edits` applied and attribute each new error to the result it follows (no errors
+    for a language without a grammar: nothing was checked, which `fill` notes)."""
+    where: list[int | None] = [None] * len(edits)
+    if not spec.has_grammar or all(e is None for e in edits):
+        return ParseCheck(0, tuple(where))
+    filled, starts = filled_text(text, edits)
+    error = first_error(filled, spec)
+    if error is None:
+        return ParseCheck(0, tuple(where))
+    if original.parses:
+        owner = _owner(starts, error)
+        if owner is None:  # reported above every result (rare): blame the first
+            owner = next(i for i, s in enumerate(starts) if s != -1)
+            error = starts[owner]
+        where[owner] = min(error - starts[owner], len(edits[owner].new_text))  # type: ignore[union-attr]
+        return ParseCheck(1, tuple(where))
     tree = spec.parse(filled)
     added = len(error_nodes(tree)) - original.count
-    where: list[int | None] = [None] * len(edits)
     if added <= 0:
-        return ParseCheck(max(added, 0), tuple(where))
+        return ParseCheck(0, tuple(where))
     bytemap = ByteMap(filled)
     known = {_shifted(point, edits) for point in original.points}
     for point in error_points(tree):
         offset = bytemap.to_offset(point)
-        if offset in known:
-            continue
-        owner = None
-        for index, start in enumerate(starts):
-            if start != -1 and start <= offset:
-                owner = index
+        owner = None if offset in known else _owner(starts, offset)
         if owner is None or where[owner] is not None:
             continue
-        new_text = edits[owner].new_text  # type: ignore[union-attr]
-        where[owner] = min(offset - starts[owner], len(new_text))
+        where[owner] = min(offset - starts[owner], len(edits[owner].new_text))  # type: ignore[union-attr]
     return ParseCheck(added, tuple(where))
 
 
-def _shifted(offset: int, edits: list[Edit | None]) -> int:
+def _owner(starts: list[int], offset: int) -> int | None:
+    """The last edit whose new text starts at or before `offset` in the filled text."""
+    owner = None
+    for index, start in enumerate(starts):
+        if start != -1 and start <= offset:
+            owner = index
+    return owner
+
+
+def _shifted(offset: int, edits: Sequence[Edit | None]) -> int:
     """An original offset after `edits` (outside every edit's range)."""
     shift = sum(len(e.new_text) - (e.end - e.start) for e in edits if e is not None and e.end <= offset)
     return offset + shift

@@ -12,16 +12,24 @@ from typing import Any
 
 from infill.canvas import Slot
 from infill.languages import LanguageSpec
-from infill.postprocess import decode, echo_target, shape_text
+from infill.postprocess import decode, echo_target, line_may_grow, opens_grown_block, shape_text
 
 
 def span_complete(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> bool:
     """Whether `raw` (a span's decoded text so far) already holds all of the edit: `shape_text` drops a
     non-blank line (one that leaves the block, or a loop), or complete lines repeat the text after the spot
-    in full (what `trim_suffix_echo` cuts). A one-line insertion is left to its line-break stop."""
+    in full (what `trim_suffix_echo` cuts). A one-line insertion ends with its first line, unless that line
+    opens a block it may carry (`line_may_grow`); one that may not grow is left to its line-break stop."""
     spot = slot.spot
     if spot.kind == "line" and spot.start == spot.end:
-        return False
+        if not line_may_grow(spot, text, spec):
+            return False
+        shaped = shape_text(raw, slot, text, spec)
+        first, newline, _ = raw[shaped.raw_start :].partition("\n")
+        if not newline:
+            return False
+        if not opens_grown_block(first.rstrip("\r"), spot, text, spec):
+            return True
     shaped = shape_text(raw, slot, text, spec)
     body = raw[shaped.raw_start :]
     if _nonblank_lines(shaped.text) < _nonblank_lines(body):
@@ -36,10 +44,14 @@ def _nonblank_lines(text: str) -> int:
 
 
 class TextEnd:
-    """`engine.canvas_batch.SpanEnd` for one slot of a canvas."""
+    """`engine.canvas_batch.SpanEnd` for one slot of a canvas; `before`: the slot's tokens kept ahead of the
+    span in a retry canvas (`infill.bans`), which its text continues."""
 
-    def __init__(self, slot: Slot, text: str, spec: LanguageSpec, tokenizer: Any) -> None:
+    def __init__(self, slot: Slot, text: str, spec: LanguageSpec, tokenizer: Any, before: Sequence[int] = ()) -> None:
         self.slot, self.text, self.spec, self.tokenizer = slot, text, spec, tokenizer
+        self.before = list(before)
 
     def reached(self, written: Sequence[int]) -> bool:
-        return bool(written) and span_complete(decode(self.tokenizer, list(written)), self.slot, self.text, self.spec)
+        return bool(written) and span_complete(
+            decode(self.tokenizer, self.before + list(written)), self.slot, self.text, self.spec
+        )

@@ -9,6 +9,16 @@ import tree_sitter
 
 OPENERS = {"(": ")", "[": "]", "{": "}"}
 CLOSERS = {")": "(", "]": "[", "}": "{"}
+BRACE_OPENERS = frozenset({"${", "#{"})
+"""Tokens that open a `{ ... }` pair under another name: template substitutions (JavaScript, TypeScript,
+Bash `${`) and Ruby's interpolation `#{`. They count as `{`, or their `}` would close nothing."""
+
+
+def _bracket(leaf: tree_sitter.Node) -> str | None:
+    """The bracket a token is (`{` for a BRACE_OPENERS token), or None."""
+    if leaf.type in BRACE_OPENERS:
+        return "{"
+    return leaf.type if leaf.type in OPENERS or leaf.type in CLOSERS else None
 
 
 def iter_leaves(
@@ -64,9 +74,10 @@ def open_brackets(tree: tree_sitter.Tree, byte: int, from_byte: int = 0) -> list
     for leaf in iter_leaves(tree.root_node, from_byte, byte):
         if leaf.is_missing or leaf.end_byte > byte or leaf.start_byte < from_byte:
             continue
-        if leaf.type in OPENERS:
-            stack.append(Bracket(leaf.type, leaf.start_byte))
-        elif leaf.type in CLOSERS and stack and stack[-1].char == CLOSERS[leaf.type]:
+        char = _bracket(leaf)
+        if char in OPENERS:
+            stack.append(Bracket(char, leaf.start_byte))
+        elif char in CLOSERS and stack and stack[-1].char == CLOSERS[char]:
             stack.pop()
     return stack
 
@@ -74,10 +85,10 @@ def open_brackets(tree: tree_sitter.Tree, byte: int, from_byte: int = 0) -> list
 def bracket_tokens(tree: tree_sitter.Tree, start_byte: int, end_byte: int) -> list[tuple[int, str]]:
     """(start byte, char) of every real bracket token inside [start_byte, end_byte)."""
     return [
-        (leaf.start_byte, leaf.type)
+        (leaf.start_byte, char)
         for leaf in iter_leaves(tree.root_node, start_byte, end_byte)
         if not leaf.is_missing
-        and (leaf.type in OPENERS or leaf.type in CLOSERS)
+        and (char := _bracket(leaf)) is not None
         and start_byte <= leaf.start_byte
         and leaf.end_byte <= end_byte
     ]

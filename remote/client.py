@@ -158,6 +158,7 @@ def _end_spec(end: Any) -> schemas.EndSpec:
         end.spec.id,
         schemas.SlotIn(slot.start, slot.end, slot.lead, slot.tail,
                        schemas.SpotIn(spot.start, spot.end, spot.n_masks, spot.kind)),
+        list(end.before),
     )
 
 

@@ -144,9 +144,13 @@ class FusedProjections:
         if adapt.every_row:
             base = base + F.linear(mid, self.up) * self.scale
         else:
-            flat = base.reshape(-1, self.width)
-            delta = F.linear(mid.reshape(-1, mid.shape[-1]).index_select(0, adapt.rows), self.up) * self.scale
-            base = flat.index_add(0, adapt.rows, delta).view_as(base)
+            # In place on the product's own output, touching only the adapted rows: an out-of-place
+            # index_add over every row of a prefill costs more than the product itself.
+            flat = y.reshape(-1, y.shape[-1])
+            picked = flat.index_select(0, adapt.rows)
+            delta = F.linear(picked[:, self.width :], self.up) * self.scale
+            flat[adapt.rows, : self.width] = picked[:, : self.width] + delta
+            base = flat[:, : self.width].reshape(*y.shape[:-1], self.width)
         return torch.split(base, self.sizes, -1)
 
 

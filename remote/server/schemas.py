@@ -53,6 +53,7 @@ class EndSpec(Strict):
     text: str
     language: str
     slot: SlotIn
+    before: list[int] = []  # the slot's tokens kept ahead of the span in a retry canvas (infill.bans)
 
 
 class CanvasIn(Strict):

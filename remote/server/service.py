@@ -222,7 +222,7 @@ def _span_end(engine: Any, end: schemas.EndSpec | None, where: str) -> TextEnd |
         raise RequestError(f"{where}.slot.spot: {exc}") from None
     if not s.spot.end <= len(end.text):
         raise RequestError(f"{where}.slot.spot: ends at {s.spot.end}, past the text ({len(end.text)} characters)")
-    return TextEnd(slot, end.text, language(end.language), engine.tokenizer)
+    return TextEnd(slot, end.text, language(end.language), engine.tokenizer, before=end.before)
 
 
 def fill_canvases(engine: Any, body: schemas.CanvasInfill, ticket: Ticket) -> list[InfillResult]:

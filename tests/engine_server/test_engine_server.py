@@ -109,8 +109,11 @@ def test_native_multi_spot_document_returns_every_spot_as_infill_does(server, lo
     assert reply["stats"]["forward_passes"] == expected.stats.forward_passes
 
 
-def test_native_canvas_with_leads_and_span_ends_is_what_the_engine_writes(server, local):
+@pytest.mark.parametrize("before", ["", "    return"])
+def test_native_canvas_with_leads_and_span_ends_is_what_the_engine_writes(server, local, before):
+    """`before`: a retry's span end decodes the tokens kept ahead of the span with what it writes."""
     spec = get_language("python")
+    kept = local.tokenizer.encode(before) if before else []
     canvas = canvas_for(local, DOC, SPOTS)
     breaks = line_break_ids(local.tokenizer)
     slots = [{"start": s.start, "end": s.end, "lead": s.lead, "tail": s.tail,
@@ -118,11 +121,12 @@ def test_native_canvas_with_leads_and_span_ends_is_what_the_engine_writes(server
              for s in canvas.slots]
     body = {"canvases": [{"ids": list(canvas.ids), "max_grow": 8, "span_stops": [sorted(breaks)] * len(slots),
                           "span_leads": [s.lead or None for s in canvas.slots],
-                          "span_ends": [{"text": DOC, "language": "python", "slot": slot} for slot in slots]}]}
+                          "span_ends": [{"text": DOC, "language": "python", "slot": slot, "before": kept}
+                                        for slot in slots]}]}
     reply = httpx.post(server.url + "/v1/infill", json=body).json()["results"][0]
     row = InfillRequest(list(canvas.ids), None, 8, (breaks,) * len(slots),
                         tuple(TextLead(s.lead, local.tokenizer) if s.lead else None for s in canvas.slots),
-                        tuple(TextEnd(s, DOC, spec, local.tokenizer) for s in canvas.slots))
+                        tuple(TextEnd(s, DOC, spec, local.tokenizer, before=kept) for s in canvas.slots))
     expected = local.infill([row], DenoiseParams.fast())[0]
     assert reply["canvas"] == expected.canvas and not reply["cancelled"]
     assert [s["token_ids"] for s in reply["spans"]] == [s.token_ids for s in expected.spans]

@@ -4,31 +4,16 @@ tests check structure, batching, re-masking and accounting, not quality)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from engine import DenoiseParams, Engine
 from infill import FillJob, FillOptions, Spot, apply_edits, fill, fill_many, plan_regenerate
+from tests.support.recording import Recording
 
 pytestmark = pytest.mark.slow
 
 SOURCE = "def one(x):\n    return x\n\n\ndef two(y):\n    return y\n\n\ndef three(z):\n    return z\n"
-
-
-class Recording:
-    """The real engine, with every request it was given kept for inspection."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.calls: list[list[Any]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.engine, name)
-
-    def infill(self, requests: Any, params: Any = None, cancel: Any = None) -> Any:
-        self.calls.append(list(requests))
-        return self.engine.infill(requests, params, cancel=cancel)
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from infill.canvas import Slot
 from infill.languages import get_language
+from infill.postprocess import shape_text
 from infill.span_end import span_complete
 from infill.spots import Spot
 
@@ -36,7 +37,25 @@ def test_a_span_is_complete_once_it_writes_the_lines_after_it_again() -> None:
     assert span_complete("x = w * h\n    return result_of_the_computation\n", slot, text, PYTHON)
 
 
-def test_a_one_line_insertion_is_left_to_its_line_break_stop() -> None:
-    text = "x = \nprint(x)\n"
+def test_a_one_line_insertion_with_text_after_the_cursor_is_left_to_its_line_break_stop() -> None:
+    text = "x = (\nprint(x)\n"
     slot = Slot(Spot(4, 4, 8, "line"), 0, 8)
     assert not span_complete("1\nprint(x)\nprint(x)\nprint(x)\n", slot, text, PYTHON)
+
+
+def test_a_line_that_may_grow_ends_with_its_first_line_unless_that_line_opens_a_block() -> None:
+    text = "def f(x):\n    \n"
+    slot = Slot(Spot(14, 14, 8, "line"), 0, 8)
+    assert not span_complete("y = x * 2", slot, text, PYTHON)  # the line is not written yet
+    assert span_complete("y = x * 2\n    return y", slot, text, PYTHON)
+    assert not span_complete("if x:\n        return 1", slot, text, PYTHON)  # the body goes on
+    assert span_complete("if x:\n        return 1\n    return 2", slot, text, PYTHON)
+
+
+def test_a_header_line_above_its_existing_body_ends_with_its_first_line() -> None:
+    text = "def f(xs):\n    total = 0\n\n        total += x\n    return total\n"
+    cursor = text.index("\n\n") + 1
+    slot = Slot(Spot(cursor, cursor, 8, "line"), 0, 8)
+    assert span_complete("    for x in xs:\n        total -= x", slot, text, PYTHON)  # the body is below
+    shaped = shape_text("    for x in xs:\n        total -= x", slot, text, PYTHON)
+    assert shaped.text == "    for x in xs:"

@@ -1,0 +1,88 @@
+"""Re-decoding a left-to-right span from its first offending token, with what it wrote there banned.
+
+Re-masking a span's tail and decoding it again greedily writes the same tail (the anchored family's base is
+causal and deterministic), so for an engine that writes left to right a result that breaks the parse is
+revised differently: the tokens before the offending one stay (as fixed text of the retry canvas), the
+span restarts there, and its first token may not be what was written before (`BanLead`). An error at the
+end of a result (a block opener with no body, a missing closer) bans the token that ended it, so the
+model writes on. `BanPlan` finds the offending token from the parse check's error offset.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from infill.leads import TextLead, vocab_texts
+from infill.postprocess import Shaped, token_offsets
+
+
+@functools.lru_cache(maxsize=4)
+def _all_ids(tokenizer: Any) -> frozenset[int]:
+    return frozenset(range(len(vocab_texts(tokenizer))))
+
+
+class BanLead:
+    """`canvas_batch.Lead` of a retried span that restarts after `before` (the tokens kept from the last
+    attempt): its first token may be anything but `banned`, within what the span's own lead (`base`, the
+    healed boundary) still requires. `text` is what remains of the base lead, which is all a remote engine
+    receives of it (a remote retry therefore runs without the ban)."""
+
+    def __init__(self, base: TextLead | None, before: Sequence[int], banned: frozenset[int], tokenizer: Any) -> None:
+        self.base, self.before, self.banned, self.tokenizer = base, tuple(before), banned, tokenizer
+        done = "".join(vocab_texts(tokenizer)[t] for t in self.before)
+        self.text = base.text[len(done) :] if base is not None and len(done) < len(base.text) else ""
+
+    def allowed(self, written: Sequence[int]) -> frozenset[int] | None:
+        required = self.base.allowed((*self.before, *written)) if self.base is not None else None
+        if written:
+            return required
+        return (required if required is not None else _all_ids(self.tokenizer)) - self.banned
+
+    def __repr__(self) -> str:
+        return f"BanLead(after {len(self.before)} tokens, banned {sorted(self.banned)})"
+
+
+@dataclass(frozen=True)
+class BanPlan:
+    """Where span tokens are cut for a retry (`index`: tokens kept before it) and what is banned there."""
+
+    index: int
+    banned: frozenset[int]
+
+
+def offending_index(tokenizer: Any, kept: list[int], shaped: Shaped, where: int) -> int:
+    """The index of the token that wrote `shaped.text[where]` (the first error in the result), or
+    `len(kept)` for an error at the very end of the result (the token that ended it is the culprit)."""
+    if where >= len(shaped.text):
+        end = shaped.raw_offset(len(shaped.text))
+        offsets = token_offsets(tokenizer, kept)
+        return bisect.bisect_left(offsets, end) if end < len(shaped.raw) else len(kept)
+    at = shaped.raw_offset(where)
+    offsets = token_offsets(tokenizer, kept)
+    return max(bisect.bisect_right(offsets, at) - 1, 0)
+
+
+def plan_ban(span: Sequence[int], kept: list[int], index: int, lead_tokens: int, end_ids: frozenset[int],
+             earlier: dict[tuple[int, ...], frozenset[int]]) -> BanPlan | None:
+    """The retry of a span whose offending token is at `index` (a position of the written span `span`,
+    of which `kept` are the tokens before its end), or None when there is nothing to revise: the
+    offending token is inside the healed lead, or the span had no room left after its text. `earlier`
+    holds what previous retries banned after the same kept tokens; an end token bans every end token."""
+    if index < lead_tokens or index >= len(span):
+        return None
+    token = span[index]
+    banned = end_ids if token in end_ids else frozenset({token})
+    banned |= earlier.get(tuple(kept[:index]), frozenset())
+    return BanPlan(index, banned)
+
+
+def lead_token_count(tokenizer: Any, kept: list[int], lead: str) -> int:
+    """How many of the span's first tokens write its lead (they are not the model's to revise)."""
+    if not lead:
+        return 0
+    offsets = token_offsets(tokenizer, kept)
+    return bisect.bisect_left(offsets, len(lead))

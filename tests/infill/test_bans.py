@@ -1,0 +1,76 @@
+"""Re-decoding past a broken continuation (infill.bans) on a real left-to-right engine (the tiny random
+anchored checkpoint: its text is noise, which breaks the parse often, so retries run and the settled
+result is what the test checks)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import pytest
+
+from engine import DenoiseParams, Engine
+from infill import FillOptions, fill, plan_completion, plan_regenerate
+from infill.bans import BanLead, plan_ban
+from infill.spots import apply_edits
+from tests.support.recording import Recording
+
+pytestmark = pytest.mark.slow
+
+SOURCE = '''class Counter:
+    def __init__(self, start):
+        self.count = start
+
+        self.seen = []
+
+    def bump(self, step):
+        self.count += step
+        return self.count
+'''
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_anchored: Any) -> Engine:
+    return Engine.load(tiny_anchored, device="cpu")
+
+
+def test_a_ban_restarts_at_the_offending_token_and_remembers_earlier_bans() -> None:
+    span = [11, 12, 13, 0, 0]
+    assert plan_ban(span, span[:3], 1, 0, frozenset({0}), {}).banned == frozenset({12})  # type: ignore[union-attr]
+    earlier = {(11,): frozenset({40})}
+    assert plan_ban(span, span[:3], 1, 0, frozenset({0}), earlier).banned == frozenset({12, 40})  # type: ignore[union-attr]
+    assert plan_ban(span, span[:3], 3, 0, frozenset({0, 2}), {}).banned == frozenset({0, 2})  # type: ignore[union-attr]
+    assert plan_ban(span, span[:3], 0, 1, frozenset({0}), {}) is None  # inside the healed lead
+    assert plan_ban(span, span[:3], 5, 0, frozenset({0}), {}) is None  # no room left after the text
+
+
+def test_retries_decode_again_from_the_offending_token_with_it_banned(engine: Engine) -> None:
+    recorder = Recording(engine)
+    spots = [plan_regenerate(SOURCE, line, line, "python", tokenizer=engine.tokenizer) for line in (3, 8)]
+    result = fill(recorder, SOURCE, spots, DenoiseParams(), options=FillOptions(retries=2))
+    first, *retries = recorder.calls
+    assert retries, "the noise of a random model breaks the parse, so a retry must run"
+    for (request,) in retries:
+        assert request.max_grow == 0
+        leads = [lead for lead in request.span_leads if lead is not None]
+        assert leads and all(isinstance(lead, BanLead) and lead.banned for lead in leads)
+        for lead in leads:
+            allowed = lead.allowed([])
+            assert allowed is not None and not allowed & lead.banned
+        assert request.canvas[: first[0].canvas.index(engine.special.mask_id)] == \
+            first[0].canvas[: first[0].canvas.index(engine.special.mask_id)]
+    assert result.attempts == len(recorder.calls)
+    ast.parse(apply_edits(SOURCE, result.edits))  # whatever is shown leaves the file parsing
+
+
+@pytest.mark.parametrize("line", [4, 6, 9])
+def test_a_completion_never_leaves_the_file_unparsable(engine: Engine, line: int) -> None:
+    lines = SOURCE.split("\n")
+    text = "\n".join(lines[: line - 1] + ["        "] + lines[line - 1 :])
+    cursor = sum(len(x) + 1 for x in lines[: line - 1]) + 8
+    spot = plan_completion(text, cursor)
+    assert spot is not None
+    for seed in range(2):
+        result = fill(engine, text, [spot], DenoiseParams(seed=seed, temperature=1.0), options=FillOptions())
+        ast.parse(apply_edits(text, result.edits))
+        assert result.edits or result.notes

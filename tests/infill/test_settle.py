@@ -1,0 +1,132 @@
+"""A suggestion is complete or not shown (infill.settle, infill.parsing, infill.repair): the file the user
+has after accepting an edit parses whenever it parsed before, or would have but for the hole marker."""
+
+from __future__ import annotations
+
+import ast
+
+from infill.languages import get_language
+from infill.parsing import first_error, python_first_error
+from infill.repair import baseline, check_filled, neutral_text
+from infill.settle import CUT_BACK, DROPPED, settle
+from infill.spots import Edit, Spot, apply_edits
+
+PYTHON = get_language("python")
+BASH = get_language("bash")
+JAVASCRIPT = get_language("javascript")
+
+# the httpx case of issue 22: a blank line inside a function, completed at the cursor
+URLPARSE = 'def urlparse(url, **kwargs):\n    parts = {"url": url}\n\n    return parts\n'
+CURSOR = URLPARSE.index("\n\n") + 1
+
+
+def _settled(text: str, edit: Edit, spots: list[Spot] | None = None) -> tuple[Edit | None, list[str]]:
+    spec = PYTHON
+    spots = spots if spots is not None else [Spot(edit.start, edit.end, 8, "line")]
+    (kept,), notes = settle(text, [edit], baseline(text, spec, spots), spec)
+    return kept, notes
+
+
+def test_ast_rejects_a_block_opener_without_a_body_that_tree_sitter_recovers_from() -> None:
+    filled = URLPARSE[:CURSOR] + '    if "query" in kwargs:\n' + URLPARSE[CURSOR:]
+    assert not PYTHON.parse(filled).root_node.has_error  # why the real parser is needed
+    error = python_first_error(filled)
+    assert error is not None and error > filled.index("kwargs:\n")  # 'expected an indented block', below it
+    assert first_error(filled, PYTHON) == error
+    assert first_error(URLPARSE, PYTHON) is None
+
+
+def test_a_block_opener_without_its_body_is_not_shown() -> None:
+    kept, notes = _settled(URLPARSE, Edit(CURSOR, CURSOR, '    if "query" in kwargs:', ()))
+    assert kept is None and notes == [f"line 3: {DROPPED}"]
+
+
+def test_a_block_opener_with_its_body_is_shown_whole() -> None:
+    grown = '    if "query" in kwargs:\n        parts["query"] = kwargs["query"]'
+    kept, notes = _settled(URLPARSE, Edit(CURSOR, CURSOR, grown, ()))
+    assert kept is not None and kept.new_text == grown and notes == []
+    ast.parse(apply_edits(URLPARSE, [kept]))
+
+
+def test_a_block_opener_after_complete_statements_is_cut_back_to_them() -> None:
+    text = '    query = kwargs.get("query")\n    if query:'
+    kept, notes = _settled(URLPARSE, Edit(CURSOR, CURSOR, text, ()))
+    assert kept is not None and kept.new_text == '    query = kwargs.get("query")'
+    assert notes == [f"line 3: {CUT_BACK}"]
+    ast.parse(apply_edits(URLPARSE, [kept]))
+
+
+def test_a_multi_line_block_cut_mid_way_keeps_its_complete_statements() -> None:
+    text = "def total(values):\n    result = 0\n    \n    return result\n"
+    cursor = text.index("    \n") + 4
+    block = "for value in values:\n        result += value\n        if value > 10:\n            result -= ("
+    kept, notes = _settled(text, Edit(cursor, cursor, block, ()), [Spot(cursor, cursor, 32, "block")])
+    assert kept is not None and kept.new_text == "for value in values:\n        result += value"
+    assert notes == [f"line 3: {CUT_BACK}"]
+    ast.parse(apply_edits(text, [kept]))
+
+
+def test_a_hole_marker_alone_in_a_body_counts_as_a_file_that_parses() -> None:
+    text = "def reverse(text):\n    # <|hole|>\n\n\ndef other():\n    pass\n"
+    start = text.index("# <|hole|>")
+    spot = Spot(start, start + len("# <|hole|>"), 16, "block")
+    assert first_error(text, PYTHON) is not None  # a comment is no body: the marker alone breaks the file
+    assert neutral_text(text, [spot], PYTHON) == text.replace("# <|hole|>", "pass")
+    assert baseline(text, PYTHON, [spot]).parses
+    broken, notes = _settled(text, Edit(spot.start, spot.end, "if text:", ()), [spot])
+    assert broken is None and notes == [f"line 2: {DROPPED}"]  # the marker stays
+    good, notes = _settled(text, Edit(spot.start, spot.end, "return text[::-1]", ()), [spot])
+    assert good is not None and notes == []
+    ast.parse(apply_edits(text, [good]))
+
+
+def test_a_file_broken_elsewhere_only_must_not_get_more_errors() -> None:
+    text = "def f(x):\n    return x\n\n\nprint(f(1)\n"  # an unclosed call the fill cannot reach
+    spot = Spot(text.index("return"), text.index("x\n\n") + 1, 8, "line")
+    original = baseline(text, PYTHON, [spot])
+    assert not original.parses and original.count > 0
+    same = Edit(spot.start, spot.end, "return x + 1", ())
+    assert check_filled(text, [same], original, PYTHON).added == 0
+    (kept,), notes = settle(text, [same], original, PYTHON)
+    assert kept == same and notes == []
+
+
+def test_only_the_edit_that_breaks_the_parse_is_dropped() -> None:
+    text = "a = 1\nb = 2\nc = 3\n"
+    first = Edit(0, 5, "a = 10", ())
+    second = Edit(6, 11, "b = (", ())
+    spots = [Spot(0, 5, 4, "line"), Spot(6, 11, 4, "line")]
+    kept, notes = settle(text, [first, second], baseline(text, PYTHON, spots), PYTHON)
+    assert kept == [first, None] and notes == [f"line 2: {DROPPED}"]
+    assert apply_edits(text, [e for e in kept if e is not None]) == "a = 10\nb = 2\nc = 3\n"
+
+
+def test_tree_sitter_judges_languages_without_a_real_parser() -> None:
+    script = 'main() {\n  \n  echo done\n}\n'
+    cursor = script.index("  \n") + 2
+    spot = [Spot(cursor, cursor, 8, "line")]
+    opened = Edit(cursor, cursor, 'if [ -n "$1" ]; then', ())
+    (kept,), notes = settle(script, [opened], baseline(script, BASH, spot), BASH)
+    assert kept is None and notes == [f"line 2: {DROPPED}"]
+    whole = Edit(cursor, cursor, 'if [ -n "$1" ]; then\n    echo "$1"\n  fi', ())
+    (kept,), _ = settle(script, [whole], baseline(script, BASH, spot), BASH)
+    assert kept == whole and first_error(apply_edits(script, [whole]), BASH) is None
+    code = "function f(x) {\n  \n}\n"
+    at = code.index("  \n") + 2
+    (kept,), _ = settle(code, [Edit(at, at, "if (x) {", ())], baseline(code, JAVASCRIPT, [Spot(at, at, 8, "line")]),
+                        JAVASCRIPT)
+    assert kept is None
+
+
+
+def test_a_body_emptied_down_to_the_cursor_line_counts_as_a_file_that_parses() -> None:
+    text = "def sign(x):\n    if x < 0:\n\n    return 1\n"
+    cursor = text.index("\n\n") + 1
+    spot = Spot(cursor, cursor, 8, "line")
+    assert first_error(text, PYTHON) is not None  # the `if` has no body until the user writes it
+    assert baseline(text, PYTHON, [spot]).parses
+    off, notes = _settled(text, Edit(cursor, cursor, "    x = -x", ()), [spot])  # not inside the `if`
+    assert off is None and notes == [f"line 3: {DROPPED}"]
+    body, notes = _settled(text, Edit(cursor, cursor, "        return -1", ()), [spot])
+    assert body is not None and notes == []
+    assert not baseline("def f(:\n\n", PYTHON, [Spot(8, 8, 8, "line")]).parses  # broken elsewhere
