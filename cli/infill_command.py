@@ -44,7 +44,7 @@ examples:
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "infill",
         help="complete at a line, or regenerate a line range, of one file",
@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     engine = load_engine(args)
     loaded = time.perf_counter()
     if end is None:
+        assert planned is not None  # returned above when None
         spot = planned
     else:
         spot = plan_regenerate(text, start, end, spec, tokenizer=engine.tokenizer)

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cli.common import (
     add_engine_options,
@@ -31,6 +32,9 @@ from infill.query import BadQuery, function_body_query, spots_from_query
 from infill.spots import Spot, apply_edits
 from infill.windows import plan_regenerate
 
+if TYPE_CHECKING:
+    from engine.params import DenoiseParams
+
 HELP = """Regenerate spots in many files. Spots come from --lines, --query / --function-regex and
 --holes (a line that is only a `<|hole|>` or `<|hole:N|>` comment: `# <|hole|>`, `// <|hole|>`,
 `-- <|hole|>`, by the file's language); all spots of one file share one canvas,
@@ -53,7 +57,7 @@ examples:
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "refactor",
         help="regenerate many spots in many files",
@@ -254,7 +258,7 @@ def _path_after_ray(args: argparse.Namespace) -> None:
         args.ray = ""
 
 
-def _backend(args: argparse.Namespace, params: object, options: FillOptions) -> Backend:
+def _backend(args: argparse.Namespace, params: DenoiseParams | None, options: FillOptions) -> Backend:
     """One engine here, or (`--ray`) a pool of actors on a Ray cluster; the module (and ray) load only
     when asked for."""
     if args.ray is None:

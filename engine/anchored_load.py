@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
+from torch import nn
 
 from engine.gguf_base import base_folder, read_shape, read_state
 from engine.models.anchored import Adapter, AdapterShape, AnchoredModel
@@ -57,7 +58,7 @@ def init_adapter(model: AnchoredModel) -> None:
     with torch.no_grad():
         adapter.mask_embed.copy_(model.model.embed_tokens.weight.float().mean(0))
         adapter.right_bias.fill_(CLOSED)
-        for layer in adapter.layers:
-            for lora in layer.values():
+        for i, layer in enumerate(adapter.layers):
+            for lora in (adapter.lora(i, name) for name in cast(nn.ModuleDict, layer)):
                 torch.nn.init.normal_(lora.A, std=lora.A.shape[1] ** -0.5)
                 torch.nn.init.zeros_(lora.B)

@@ -17,6 +17,7 @@ segment in the same place last time, re-rotated to its new position (its K/V dep
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import torch
@@ -50,7 +51,7 @@ class AnchoredPredictor:
         shape = self.model.shape
         self.kv = AnchoredKV(shape.num_hidden_layers, n, width, shape.num_key_value_heads, self.model.head_dim,
                              loaded.dtype, loaded.device)
-        self._views: dict[object, RightView] = {}  # right_view of the whole batch per layout
+        self._views: dict[object, tuple[torch.Tensor, torch.Tensor, RightView]] = {}  # right_view of the whole batch per layout
 
     def add_rows(self, n: int) -> None:
         """n rows joined the batch: nothing of theirs is cached, so their first step prefills them."""
@@ -167,7 +168,7 @@ class AnchoredPredictor:
         slot = torch.full_like(x, -1)
         slot.scatter_(1, query, torch.arange(query.shape[1], device=query.device).expand_as(query))
         r = local[rows_m]
-        logits = self.model(x.gather(1, query), positions[group].gather(1, query), None, ctx,
+        logits: torch.Tensor = self.model(x.gather(1, query), positions[group].gather(1, query), None, ctx,
                             logits_at=(r, slot[r, pos_m - 1]))
         self.kv.update(group, ctx.layers, query, x)
         return logits
@@ -185,7 +186,7 @@ class AnchoredPredictor:
     def keep(self, batch: CanvasBatch) -> DocKV | None:
         length = batch.lengths[0]
         return DocKV(self.kv.ids[0, :length].tolist(), self.kv.trimmed(length),
-                     [tuple(s) for s in batch.rows[0].spans])
+                     [(s[0], s[1]) for s in batch.rows[0].spans])
 
 
 SPLIT = 64  # rows needing more positions than this (a prefill) run apart from rows needing a few
@@ -203,7 +204,7 @@ def by_width(need: torch.Tensor) -> list[torch.Tensor]:
     return [(counts > 0).nonzero().flatten()]
 
 
-def _fixed_segments(ids: list[int], spans) -> list[tuple[int, int]]:
+def _fixed_segments(ids: list[int], spans: Iterable[Sequence[int]]) -> list[tuple[int, int]]:
     """[start, end) of each fixed segment: before the first span, between spans, after the last."""
     bounds = [0] + [p for span in spans for p in span] + [len(ids)]
     return [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]

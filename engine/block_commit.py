@@ -72,10 +72,10 @@ class BlockCommit:
 
     def commit(self, batch: CanvasBatch, candidates: torch.Tensor, targets: torch.Tensor, tokens: torch.Tensor,
                score: torch.Tensor, rows: LoopRows) -> torch.Tensor:
-        conf = threshold_confidence(score.float(), self.alg)  # type: ignore[arg-type]
+        conf = threshold_confidence(score.float(), self.alg)
         rows_c, cols_c = candidates.nonzero(as_tuple=True)
         chosen = torch.zeros_like(rows_c, dtype=torch.bool)
-        for b in rows_c.unique().tolist():
+        for b in sorted(set(rows_c.tolist())):  # Tensor.unique: unannotated in torch
             mine = (rows_c == b).nonzero().flatten()
             count = self._count(rows.index[b], self._current[b])
             c = conf[mine]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -84,9 +84,9 @@ class BlockProduct:
         self.n = sum(p.data.shape[0] for p in parts)
         self.k = parts[0].data.shape[1] // {"Q4_0": 18, "Q4_1": 20, "Q8_0": 34}[self.kind] * BLOCK
         self.mins: torch.Tensor | None = None
-        self._session = None
+        self._session: Any = None  # an onnxruntime.InferenceSession (onnxruntime has no types)
 
-    def _build(self):
+    def _build(self) -> Any:
         fields = [_fields(p) for p in self.parts]
         scale, codes = torch.cat([f[0] for f in fields]), torch.cat([f[2] for f in fields])
         if self.kind == "Q4_1":
@@ -105,7 +105,7 @@ class BlockProduct:
         return out.view(*x.shape[:-1], self.n)
 
 
-def _session(kind: str, codes: torch.Tensor, scale: torch.Tensor, n: int, k: int, threads: int):
+def _session(kind: str, codes: torch.Tensor, scale: torch.Tensor, n: int, k: int, threads: int) -> Any:
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
 
@@ -139,7 +139,7 @@ def attach_blocks(model: Transformer, blocks: dict[str, Blocks]) -> None:
     threads = torch.get_num_threads()
     names = {"q_proj": "self_attn", "k_proj": "self_attn", "v_proj": "self_attn", "o_proj": "self_attn",
              "gate_proj": "mlp", "up_proj": "mlp", "down_proj": "mlp"}
-    for i, block in enumerate(model.model.layers):
+    for i, block in enumerate(model.model.blocks()):
         for group in fused_groups(block):
             parts = [blocks.get(f"model.layers.{i}.{names[n]}.{n}.weight") for n in group.names]
             if all(p is not None for p in parts) and len({p.kind for p in parts if p}) == 1:

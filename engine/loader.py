@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,7 +170,8 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
     if family.load is not None:
-        return family.load(spec, folder, cfg, family, dev, dt)
+        loaded: LoadedModel = family.load(spec, folder, cfg, family, dev, dt)
+        return loaded
     if family.shape is None:
         return _load_anchored(spec, folder, cfg, family, dev, dt, dtype)
     shape = family.shape(cfg)
@@ -188,7 +190,8 @@ def _load_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:
     from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    hf_logging.set_verbosity_error()  # AutoTokenizer warns about model types it does not know (Dream)
+    # set_verbosity_error, but it is unannotated: AutoTokenizer warns about model types it does not know (Dream)
+    hf_logging.set_verbosity(logging.ERROR)
     try:
         return AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
     except Exception as exc:  # transformers raises many unrelated types for a broken tokenizer
@@ -251,7 +254,7 @@ def _prepare(model: Transformer, dtype: str | None, device: torch.device,
     return calibration
 
 
-def _load_anchored(spec, folder: Path, cfg: dict[str, Any], family: Family, dev: torch.device,
+def _load_anchored(spec: str | os.PathLike[str], folder: Path, cfg: dict[str, Any], family: Family, dev: torch.device,
                    dt: torch.dtype, dtype: str | None) -> LoadedModel:
     """A GGUF base (`cfg["base"]`) plus the folder's adapter; the tokenizer comes with the base."""
 

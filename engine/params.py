@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 Alg = Literal["maskgit_plus", "topk_margin", "entropy"]
 Rule = Literal["reference", "threshold"]
@@ -111,5 +111,5 @@ class DenoiseParams:
         """Fast-dLLM-style: confidence threshold plus the fixed-text cache."""
         return cls(rule="threshold", threshold=threshold, cache="fixed")
 
-    def with_(self, **changes: object) -> DenoiseParams:
-        return replace(self, **changes)  # type: ignore[arg-type]
+    def with_(self, **changes: Any) -> DenoiseParams:
+        return replace(self, **changes)

@@ -14,15 +14,18 @@ bench.speed measures what it buys (`--dtype int8`).
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import torch
-from torch import nn
 
 from engine.models.layers import Adapt
 from engine.models.projections import FusedProjections
 
+if TYPE_CHECKING:
+    from engine.models.transformer import Transformer
 
-def _pack(weight: torch.Tensor, bias: torch.Tensor | None):
+
+def _pack(weight: torch.Tensor, bias: torch.Tensor | None) -> object:
     w = weight.detach().float()
     scale = (w.abs().amax(1) / 127).clamp(min=1e-12).double()
     with warnings.catch_warnings():
@@ -40,17 +43,19 @@ class Int8Projections:
 
     def __call__(self, x: torch.Tensor, adapt: Adapt | None, layer: int) -> tuple[torch.Tensor, ...]:
         y = torch.ops.quantized.linear_dynamic(x.reshape(-1, x.shape[-1]), self.packed)
-        ys = y.view(*x.shape[:-1], y.shape[-1]).split(self.sizes, dim=-1)
+        ys = torch.split(y.view(*x.shape[:-1], y.shape[-1]), self.sizes, dim=-1)
         if adapt is None:
             return ys
         return tuple(adapt.project(layer, name, x, out) for name, out in zip(self.names, ys))
 
 
-def quantize_int8(model: nn.Module) -> None:
+def quantize_int8(model: Transformer) -> None:
     """Swap gate/up and o_proj of every block for int8 versions (in place, after `fuse_for_inference`);
     the experts of a mixture (`engine.models.moe`, no fused gate/up) stay as they are."""
-    for block in model.model.layers:
+    for block in model.model.blocks():
         gate_up = getattr(block.mlp, "gate_up", None)
         if isinstance(gate_up, FusedProjections):
-            block.mlp.gate_up = Int8Projections(gate_up)
-        block.self_attn.out = Int8Projections(block.self_attn.out)
+            setattr(block.mlp, "gate_up", Int8Projections(gate_up))  # noqa: B010 (mlp is an nn.Module)
+        out = block.self_attn.out
+        assert isinstance(out, FusedProjections), "quantize_int8 runs after fuse_for_inference"
+        block.self_attn.out = Int8Projections(out)

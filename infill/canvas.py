@@ -28,10 +28,14 @@ _INDENT_AFTER_BREAK = re.compile(r"(?:^|\n)([ \t]+)$")
 
 
 class Specials(Protocol):
-    mask_id: int
-    eos_id: int
-    pad_id: int
-    bos_id: int
+    @property
+    def mask_id(self) -> int: ...
+    @property
+    def eos_id(self) -> int: ...
+    @property
+    def pad_id(self) -> int: ...
+    @property
+    def bos_id(self) -> int: ...
 
 
 @dataclass(frozen=True)

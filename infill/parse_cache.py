@@ -13,6 +13,7 @@ The trees handed out are shared: callers read them and must not `edit` them.
 from __future__ import annotations
 
 import threading
+from typing import TypedDict
 
 import tree_sitter
 
@@ -46,7 +47,18 @@ def _point(source: bytes, byte: int) -> tuple[int, int]:
     return row, byte - (source.rfind(b"\n", 0, byte) + 1)
 
 
-def edit_between(old: bytes, new: bytes) -> dict[str, object]:
+class TreeEdit(TypedDict):
+    """`tree_sitter.Tree.edit`'s keyword arguments."""
+
+    start_byte: int
+    old_end_byte: int
+    new_end_byte: int
+    start_point: tuple[int, int]
+    old_end_point: tuple[int, int]
+    new_end_point: tuple[int, int]
+
+
+def edit_between(old: bytes, new: bytes) -> TreeEdit:
     """The `Tree.edit` arguments that turn `old` into `new` as one replaced range."""
     start = _common_prefix(old, new)
     tail = _common_suffix(old, new, min(len(old), len(new)) - start)

@@ -287,7 +287,7 @@ def _resized(spot: Any, factor: float) -> Any:
     return dataclasses.replace(spot, n_masks=max(1, int(spot.n_masks * factor)))
 
 
-def _fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings, language: str,
+def _fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings, language: str | LanguageSpec,
                instruction: str | None = None) -> tuple[list[Any], Any]:
     """The `infill.FillJob`s and `FillOptions` of (text, spots, doc_id) jobs under the settings' token cap:
     what a fill sends, and what a warm-up must build to prefill the same canvas."""

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from infill.tickets import Supersede, Ticket
+from infill.tickets import Supersede
+from infill.tickets import Ticket as Ticket  # re-exported: session and commands import it from here
 
 T = TypeVar("T")
 CancelCheck = Callable[[], bool]

@@ -52,6 +52,7 @@ class RemoteEngine(WithTraits):
         self._api_key = api_key
         self.connect_timeout = connect_timeout
         info = self._request("GET", "/v1/engine", None, None, schemas.EngineInfo)
+        assert info is not None  # None only when a cancel fires, and there is none here
         self.name, self.family = info.model, info.family
         try:
             tokenizer = _tokenizer_from_files(info.tokenizer_files)
@@ -95,6 +96,7 @@ class RemoteEngine(WithTraits):
                  answer: type[T]) -> T | None:
         """`body` as JSON in, an `answer` out; None when `cancel` turned true before the answer came."""
         p = self._parsed
+        assert p.hostname is not None  # __init__ refused a URL without one
         factory = http.client.HTTPSConnection if p.scheme == "https" else http.client.HTTPConnection
         conn = factory(p.hostname, p.port, timeout=self.connect_timeout)
         headers = {"Accept": "application/json"}

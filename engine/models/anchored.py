@@ -31,17 +31,19 @@ never predicted.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine.models.layers import ForwardContext, apply_rotary, fused_groups, rotary_tables
+from engine.models.layers import ForwardContext, LayerKV, apply_rotary, fused_groups, rotary_tables
 from engine.models.transformer import ModelShape, Transformer
 
 LOGITS_SHIFTED = True
-TARGETS = {  # adapted projection -> (input width, output width) as a function of the shape
+TARGETS: dict[str, Callable[[ModelShape], tuple[int, int]]] = {  # adapted projection -> (input width, output width) as a function of the shape
     "q_proj": lambda s: (s.hidden_size, s.hidden_size),
     "k_proj": lambda s: (s.hidden_size, s.num_key_value_heads * (s.hidden_size // s.num_attention_heads)),
     "v_proj": lambda s: (s.hidden_size, s.num_key_value_heads * (s.hidden_size // s.num_attention_heads)),
@@ -90,6 +92,10 @@ class Adapter(nn.Module):
         )
         self.right_bias = nn.Parameter(torch.full((shape.num_hidden_layers, shape.num_attention_heads), CLOSED))
 
+    def lora(self, layer: int, name: str) -> LoRA:
+        """The LoRA of projection `name` in `layer` (`layers` holds `nn.ModuleDict`s of `LoRA`s)."""
+        return cast(LoRA, cast(nn.ModuleDict, self.layers[layer])[name])
+
 
 class GapAdapt:
     """One forward's use of the adapter (`layers.Adapt`): LoRA on the gap rows, and the attention mask
@@ -113,7 +119,7 @@ class GapAdapt:
     def project(self, layer: int, name: str, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         if self.rows.numel() == 0:
             return y
-        lora = self.adapter.layers[layer][name]
+        lora = self.adapter.lora(layer, name)
         if self.every_row:
             return y + self._delta(lora, x).to(y.dtype)
         delta = self._delta(lora, x.reshape(-1, x.shape[-1]).index_select(0, self.rows))
@@ -141,10 +147,10 @@ class AnchoredModel(Transformer):
         """Fuse the base's projections and fold the adapter's LoRA into them (`FusedProjections`)."""
         super().fuse_for_inference()
         scale = self.adapter.shape.scale
-        for block, loras in zip(self.model.layers, self.adapter.layers):
+        for i, block in enumerate(self.model.blocks()):
             for group in fused_groups(block):
-                group.attach_low_rank([loras[n].A.detach() for n in group.names],
-                                      [loras[n].B.detach() for n in group.names], scale)
+                group.attach_low_rank([self.adapter.lora(i, n).A.detach() for n in group.names],
+                                      [self.adapter.lora(i, n).B.detach() for n in group.names], scale)
 
     @property
     def mask_id(self) -> int:
@@ -156,7 +162,7 @@ class AnchoredModel(Transformer):
 
     def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
         masks = input_ids == self.mask_id
-        x = self.model.embed_tokens(input_ids.masked_fill(masks, 0))
+        x: torch.Tensor = self.model.embed_tokens(input_ids.masked_fill(masks, 0))
         if bool(masks.any()):
             x = torch.where(masks[..., None], self.adapter.mask_embed.to(x.dtype), x)
         return x
@@ -203,7 +209,7 @@ class RightView:
 def right_view(segments: torch.Tensor, positions: torch.Tensor, room: int) -> RightView:
     rows: list[list[tuple[int, int, int]]] = []
     for seg, pos in zip(segments.tolist(), positions.tolist()):
-        row = []
+        row: list[tuple[int, int, int]] = []
         gaps = sorted({c for c in seg if c >= 0 and c % 2 == 1})
         for g in gaps:
             right = [i for i, c in enumerate(seg) if c > g and c % 2 == 0]
@@ -231,8 +237,8 @@ class AnchoredContext(ForwardContext):
     (the layout changed, or this forward recomputed keys they copy), and attention reads the tensors as
     they are. A full forward (no cache, the tests' reference) appends the copies to its keys."""
 
-    def __init__(self, layers, view: RightView, theta: float, canvas_width: int | None = None,
-                 copies_stale: bool = True, **kwargs) -> None:
+    def __init__(self, layers: list[LayerKV | None], view: RightView, theta: float, canvas_width: int | None = None,
+                 copies_stale: bool = True, **kwargs: Any) -> None:
         super().__init__(layers, **kwargs)
         self.view = view
         self.theta = theta
@@ -291,4 +297,5 @@ def forward_canvas(model: AnchoredModel, ids: list[int], spans: list[tuple[int, 
     allowed, right = attention(segments, torch.arange(len(ids))[None], gap & (x != model.mask_id), view)
     ctx = AnchoredContext([None] * len(model.model.layers), view, model.shape.rope_theta,
                           adapt=GapAdapt(model.adapter, gap, allowed, right))
-    return model(x, positions, None, ctx)[0]
+    logits: torch.Tensor = model(x, positions, None, ctx)[0]
+    return logits

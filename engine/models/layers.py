@@ -11,6 +11,7 @@ queries, writes their fresh K/V into the cache at those positions and attends ov
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,6 +20,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.models.projections import FusedProjections, Projections
+
+
+class Projector(Protocol):
+    """What a block calls for a group of projections of one input: `Projections`, `FusedProjections`,
+    or their int8 form (`engine.quantize.Int8Projections`), one output per name."""
+
+    names: tuple[str, ...]
+
+    def __call__(self, x: torch.Tensor, adapt: Adapt | None, layer: int) -> tuple[torch.Tensor, ...]: ...
 
 QKV = ("q_proj", "k_proj", "v_proj")
 OUT = ("o_proj",)
@@ -39,7 +49,8 @@ class RMSNorm(nn.Module):
         return self.weight * x32.to(dtype)
 
 
-def rotary_tables(positions: torch.Tensor, head_dim: int, theta: float, dtype: torch.dtype):
+def rotary_tables(positions: torch.Tensor, head_dim: int, theta: float,
+                  dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """cos/sin tables [B, 1, T, head_dim] for the rotate-half RoPE convention (Qwen2, Llama, LLaDA)."""
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, device=positions.device).float() / head_dim))
     freqs = positions.float()[..., None] * inv_freq  # (B, T, head_dim/2)
@@ -125,8 +136,8 @@ class Attention(nn.Module):
         self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=qkv_bias)
         self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=qkv_bias)
         self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=out_bias)
-        self.qkv: Projections | FusedProjections = Projections(QKV, (self.q_proj, self.k_proj, self.v_proj))
-        self.out: Projections | FusedProjections = Projections(OUT, (self.o_proj,))
+        self.qkv: Projector = Projections(QKV, (self.q_proj, self.k_proj, self.v_proj))
+        self.out: Projector = Projections(OUT, (self.o_proj,))
         self.q_norm: nn.Module | None = None
         self.k_norm: nn.Module | None = None
 
@@ -167,11 +178,9 @@ class Attention(nn.Module):
         return self.out(out, adapt, layer)[0]
 
 
-def fused_kernels_only(device: torch.device):
+def fused_kernels_only(device: torch.device) -> contextlib.AbstractContextManager[object]:
     """On CUDA, allow only the flash and memory-efficient SDPA kernels, so a silent fallback to the
     O(T^2)-memory math kernel becomes an error instead; elsewhere, no restriction."""
-    import contextlib
-
     if device.type != "cuda":
         return contextlib.nullcontext()
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -188,8 +197,8 @@ class SwiGLU(nn.Module):
         self.gate_proj = nn.Linear(hidden, inner, bias=bias)
         self.up_proj = nn.Linear(hidden, inner, bias=bias)
         self.down_proj = nn.Linear(inner, hidden, bias=bias)
-        self.gate_up: Projections | FusedProjections = Projections(GATE_UP, (self.gate_proj, self.up_proj))
-        self.down: Projections | FusedProjections = Projections(DOWN, (self.down_proj,))
+        self.gate_up: Projector = Projections(GATE_UP, (self.gate_proj, self.up_proj))
+        self.down: Projector = Projections(DOWN, (self.down_proj,))
 
     def forward(self, x: torch.Tensor, adapt: Adapt | None = None, layer: int = 0) -> torch.Tensor:
         gate, up = self.gate_up(x, adapt, layer)
@@ -202,6 +211,7 @@ def fuse_projections(block: Block) -> None:
     attn = block.self_attn
     attn.qkv = FusedProjections(QKV, (attn.q_proj, attn.k_proj, attn.v_proj))
     attn.out = FusedProjections(OUT, (attn.o_proj,))
+    assert isinstance(block.mlp, SwiGLU), "a mixture of experts fuses apart (engine.models.llada2)"
     fuse_mlp(block.mlp)
 
 
@@ -228,9 +238,11 @@ class Block(nn.Module):
             self.self_attn.q_norm = RMSNorm(self.self_attn.head_dim, eps)
             self.self_attn.k_norm = RMSNorm(self.self_attn.head_dim, eps)
         self.post_attention_layernorm = RMSNorm(hidden, eps)
-        self.mlp = SwiGLU(hidden, inner)
+        self.mlp: nn.Module = SwiGLU(hidden, inner)  # or a mixture of experts (engine.models.moe)
 
-    def forward(self, x, rope, key_mask, ctx, layer):
+    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor], key_mask: torch.Tensor | None,
+                ctx: ForwardContext | None, layer: int) -> torch.Tensor:
         x = x + self.self_attn(self.input_layernorm(x), rope, key_mask, ctx, layer)
         adapt = ctx.adapt if ctx is not None else None
-        return x + self.mlp(self.post_attention_layernorm(x), adapt, layer)
+        y: torch.Tensor = self.mlp(self.post_attention_layernorm(x), adapt, layer)
+        return x + y

@@ -94,7 +94,7 @@ class _SplitQKV(Projections):
 
     def __call__(self, x: torch.Tensor, adapt: Adapt | None, layer: int) -> tuple[torch.Tensor, ...]:
         (y,) = (self.fused or super().__call__)(x, adapt, layer)
-        return y.split(self.sizes, dim=-1)
+        return torch.split(y, self.sizes, dim=-1)
 
 
 class LLaDA2Model(Transformer):
@@ -102,11 +102,12 @@ class LLaDA2Model(Transformer):
         super().__init__(shape)
         hidden, dim = shape.hidden_size, self.head_dim
         sizes = [shape.num_attention_heads * dim] + [shape.num_key_value_heads * dim] * 2
-        for i, block in enumerate(self.model.layers):
+        for i, block in enumerate(self.model.blocks()):
             attn = block.self_attn
             del attn.q_proj, attn.k_proj, attn.v_proj
-            attn.query_key_value = nn.Linear(hidden, sum(sizes), bias=shape.qkv_bias)
-            attn.qkv = _SplitQKV(attn.query_key_value, sizes)
+            query_key_value = nn.Linear(hidden, sum(sizes), bias=shape.qkv_bias)
+            attn.query_key_value = query_key_value
+            attn.qkv = _SplitQKV(query_key_value, sizes)
             attn.o_proj = nn.Linear(sizes[0], hidden, bias=shape.out_bias)
             attn.out = Projections(OUT, (attn.o_proj,))
             if i >= shape.dense_layers:
@@ -115,7 +116,7 @@ class LLaDA2Model(Transformer):
     def fuse_for_inference(self) -> None:
         """q/k/v (one projection already), o_proj, the dense layers' feed-forward and the vocabulary
         projection become `FusedProjections`; the experts of a mixture run apart, as `nn.Linear`s."""
-        for block in self.model.layers:
+        for block in self.model.blocks():
             attn = block.self_attn
             assert isinstance(attn.qkv, _SplitQKV)
             attn.qkv.fuse()
@@ -126,7 +127,7 @@ class LLaDA2Model(Transformer):
 
     def products(self) -> list[FusedProjections]:
         groups: list[FusedProjections] = []
-        for block in self.model.layers:
+        for block in self.model.blocks():
             qkv = block.self_attn.qkv
             groups += ([qkv.fused] if isinstance(qkv, _SplitQKV) and qkv.fused is not None else [])
             groups += fused_groups(block)

@@ -30,6 +30,8 @@ class Router(nn.Module):
     (a group ranked by its two best experts); their weights are the plain scores, normalised to sum to one
     (when more than one expert is chosen) and scaled by `scaling`. Routing runs in float32."""
 
+    expert_bias: torch.Tensor  # a buffer
+
     def __init__(self, hidden: int, shape: MoEShape) -> None:
         super().__init__()
         self.shape = shape

@@ -68,7 +68,7 @@ class FusedProjections:
         self.width = sum(self.sizes)
         has_bias = [linear.bias is not None for linear in linears]
         assert all(has_bias) or not any(has_bias), "fused projections must all have a bias or none"
-        self.bias = _joined([linear.bias.detach() for linear in linears]) if all(has_bias) else None  # type: ignore[union-attr]
+        self.bias = _joined([linear.bias.detach() for linear in linears if linear.bias is not None]) if all(has_bias) else None
         self._full = _joined([linear.weight.detach() for linear in linears])  # + LoRA down rows when attached
         self.weight = self._full
         self.kernels = default_kernels(self.weight.device)
@@ -81,8 +81,9 @@ class FusedProjections:
 
     def _rebind(self) -> None:
         """Make the `nn.Linear` parameters views into the fused matrix (one copy in memory)."""
-        biases = self.bias.split(self.sizes) if self.bias is not None else [None] * len(self._linears)
-        for linear, w, b in zip(self._linears, self.weight.split(self.sizes), biases):
+        biases: Sequence[torch.Tensor | None] = (torch.split(self.bias, self.sizes) if self.bias is not None
+                                                  else [None] * len(self._linears))
+        for linear, w, b in zip(self._linears, torch.split(self.weight, self.sizes), biases):
             linear.weight = nn.Parameter(w, requires_grad=False)
             if b is not None:
                 linear.bias = nn.Parameter(b, requires_grad=False)
@@ -137,7 +138,7 @@ class FusedProjections:
         low_rank = self.up is not None and adapt is not None and adapt.rows.numel() > 0
         y = self.product(x, self._full.shape[0] if low_rank else self.width)
         if not low_rank:
-            return y.split(self.sizes, -1)
+            return torch.split(y, self.sizes, -1)
         assert adapt is not None and self.up is not None
         base, mid = y[..., : self.width], y[..., self.width :]
         if adapt.every_row:
@@ -150,7 +151,7 @@ class FusedProjections:
             delta = F.linear(picked[:, self.width :], self.up) * self.scale
             flat[adapt.rows, : self.width] = picked[:, : self.width] + delta
             base = flat[:, : self.width].reshape(*y.shape[:-1], self.width)
-        return base.split(self.sizes, -1)
+        return torch.split(base, self.sizes, -1)
 
 
 def _joined(tensors: list[torch.Tensor]) -> torch.Tensor:

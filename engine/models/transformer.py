@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import torch
 from torch import nn
@@ -82,6 +82,10 @@ class Backbone(nn.Module):
         )
         self.norm = RMSNorm(shape.hidden_size, shape.rms_norm_eps)
 
+    def blocks(self) -> list[Block]:
+        """`layers` as the `Block`s they are (an `nn.ModuleList` yields plain `nn.Module`s)."""
+        return [cast(Block, block) for block in self.layers]
+
 
 class Transformer(nn.Module):
     """`forward` returns raw logits (B, T, V) at the input positions, or (M, V) at the input positions
@@ -98,17 +102,18 @@ class Transformer(nn.Module):
             self.lm_head.weight = self.model.embed_tokens.weight
 
     def fuse_for_inference(self) -> None:
-        for block in self.model.layers:
+        for block in self.model.blocks():
             fuse_projections(block)
         self.head = FusedProjections(("lm_head",), (self.lm_head,))
 
     def products(self) -> list[FusedProjections]:
         """Every fused product of a forward (after `fuse_for_inference`): the blocks', then the head."""
-        groups = [g for block in self.model.layers for g in fused_groups(block)]
+        groups = [g for block in self.model.blocks() for g in fused_groups(block)]
         return groups + ([self.head] if self.head is not None else [])
 
     def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
-        return self.model.embed_tokens(input_ids)
+        x: torch.Tensor = self.model.embed_tokens(input_ids)
+        return x
 
     @property
     def input_vocab(self) -> int:
@@ -147,5 +152,6 @@ class Transformer(nn.Module):
     def project(self, h: torch.Tensor) -> torch.Tensor:
         """The vocabulary projection, by the kernel for its row count once fused (`FusedProjections`)."""
         if self.head is None:
-            return self.lm_head(h)
+            logits: torch.Tensor = self.lm_head(h)
+            return logits
         return self.head.product(h, self.head.width)

@@ -70,7 +70,7 @@ class EngineServer:
             raise service.RequestError(f"model {model!r} is not served here; GET /v1/models lists {self.name!r}",
                                        404, "model_not_found")
 
-    async def run(self, request: Request, work: Callable[[Ticket], T]) -> T:
+    async def run(self, request: Request[Any, Any, Any], work: Callable[[Ticket], T]) -> T:
         """`work(ticket)` in a request thread; the ticket stops on disconnect, supersede or deadline."""
         ticket = Ticket(request.headers.get(SUPERSEDE_HEADER) or None)
         self.supersede.claim(ticket)
@@ -88,7 +88,7 @@ class EngineServer:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-async def _watch_disconnect(request: Request, ticket: Ticket) -> None:
+async def _watch_disconnect(request: Request[Any, Any, Any], ticket: Ticket) -> None:
     while True:
         message = await request.receive()
         if message["type"] == "http.disconnect":
@@ -115,8 +115,9 @@ def engine_info(engine: Engine, name: str) -> schemas.EngineInfo:
 # -- helpers ----------------------------------------------------------------------------------------
 
 
-def _server(request: Request) -> EngineServer:
-    return request.app.state.server
+def _server(request: Request[Any, Any, Any]) -> EngineServer:
+    server: EngineServer = request.app.state.server
+    return server
 
 
 def _json(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response[bytes]:
@@ -127,7 +128,7 @@ def _events(chunks: Any) -> Stream:
     return Stream(chunks, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
 
-async def _read(request: Request, kind: type[T]) -> T:
+async def _read(request: Request[Any, Any, Any], kind: type[T]) -> T:
     return _decode(await request.body(), lambda body: msgspec.json.decode(body, type=kind))
 
 
@@ -148,7 +149,7 @@ def _error(message: str, status: int, kind: str, headers: dict[str, str] | None 
 
 
 @post("/v1/completions", status_code=200)
-async def completions(request: Request) -> Response[bytes] | Stream:
+async def completions(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
     """OpenAI completions, or Tabby's (same path): a body with `segments` and no `prompt` is Tabby's."""
     raw = await request.body()
     shape = _decode(raw, msgspec.json.decode)
@@ -163,12 +164,12 @@ async def completions(request: Request) -> Response[bytes] | Stream:
 
 
 @post("/v1/fim/completions", status_code=200)
-async def fim_completions(request: Request) -> Response[bytes] | Stream:
+async def fim_completions(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
     return await _text(request, schemas.FimCompletions, compat_apis.fim_job, compat_apis.fim_body,
                        compat_apis.fim_events)
 
 
-async def _text(request: Request, kind: type[Any], to_job: Callable[[Any], service.TextJob],
+async def _text(request: Request[Any, Any, Any], kind: type[Any], to_job: Callable[[Any], service.TextJob],
                 to_body: Callable[[service.TextOutcome, str], Any],
                 to_events: Callable[[service.TextOutcome, str], Any], raw: bytes | None = None
                 ) -> Response[bytes] | Stream:
@@ -185,16 +186,16 @@ async def _text(request: Request, kind: type[Any], to_job: Callable[[Any], servi
 
 
 @post("/infill", status_code=200)
-async def llama_infill(request: Request) -> Response[bytes] | Stream:
+async def llama_infill(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
     return await _llama(request, schemas.LlamaInfill, llama_api.infill_job)
 
 
 @post("/completion", status_code=200)
-async def llama_completion(request: Request) -> Response[bytes] | Stream:
+async def llama_completion(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
     return await _llama(request, schemas.LlamaCompletion, llama_api.completion_job)
 
 
-async def _llama(request: Request, kind: type[Any], to_job: Callable[[Any], service.TextJob]
+async def _llama(request: Request[Any, Any, Any], kind: type[Any], to_job: Callable[[Any], service.TextJob]
                  ) -> Response[bytes] | Stream:
     """llama-server's shapes (`llama_api`): one result, a list for `n_cmpl` > 1, or its event stream."""
     server = _server(request)
@@ -209,7 +210,7 @@ async def _llama(request: Request, kind: type[Any], to_job: Callable[[Any], serv
 
 
 @post("/v1/infill", status_code=200)
-async def native_infill(request: Request) -> Response[bytes]:
+async def native_infill(request: Request[Any, Any, Any]) -> Response[bytes]:
     server = _server(request)
     body = _decode(await request.body(), service.decode_native)
     if isinstance(body, schemas.CanvasInfill):
@@ -230,44 +231,44 @@ def _canvas_out(result: Any) -> schemas.CanvasOut:
 
 
 @get("/v1/engine")
-async def engine_description(request: Request) -> Response[bytes]:
+async def engine_description(request: Request[Any, Any, Any]) -> Response[bytes]:
     return _json(_server(request).info)
 
 
 @get("/v1/models")
-async def models(request: Request) -> Response[bytes]:
+async def models(request: Request[Any, Any, Any]) -> Response[bytes]:
     server = _server(request)
     return _json({"object": "list", "data": [{"id": server.name, "object": "model", "created": 0,
                                               "owned_by": "dcomplete", "family": server.engine.family}]})
 
 
 @get("/health")
-async def health(request: Request) -> Response[bytes]:
+async def health(request: Request[Any, Any, Any]) -> Response[bytes]:
     return _json({"status": "ok", "model": _server(request).name})
 
 
 @route("/v1/health", http_method=["GET", "POST"], status_code=200)
-async def tabby_health(request: Request) -> Response[bytes]:
+async def tabby_health(request: Request[Any, Any, Any]) -> Response[bytes]:
     server = _server(request)
     return _json(tabby_api.health(server.name, str(server.engine.device)))
 
 
 @post("/v1/events", status_code=200)
-async def tabby_events(request: Request) -> Response[bytes]:
+async def tabby_events(request: Request[Any, Any, Any]) -> Response[bytes]:
     server = _server(request)
     tabby_api.log_event(server.feedback, await _read(request, schemas.TabbyEvent))
     return Response(b"", status_code=200, media_type="text/plain")
 
 
 @get("/metrics")
-async def metrics(request: Request) -> Response[bytes]:
+async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
     return Response(_server(request).metrics.text(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
 # -- cross-cutting ----------------------------------------------------------------------------------
 
 
-async def _check_key(request: Request) -> None:
+async def _check_key(request: Request[Any, Any, Any]) -> None:
     key = _server(request).config.api_key
     if key is None or request.url.path == "/health":
         return
@@ -276,7 +277,7 @@ async def _check_key(request: Request) -> None:
         raise NotAuthorizedException("this engine needs 'Authorization: Bearer <key>' with its --api-key")
 
 
-def _on_error(request: Request, exc: Exception) -> Response[bytes]:
+def _on_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     if isinstance(exc, service.RequestError):
         return _error(exc.message, exc.status, exc.kind)
     if isinstance(exc, QueueFull):
@@ -288,7 +289,7 @@ def _on_error(request: Request, exc: Exception) -> Response[bytes]:
     return _error(f"internal error: {exc.__class__.__name__}: {exc}", 500, "server_error")
 
 
-def _http_message(request: Request, exc: HTTPException) -> str:
+def _http_message(request: Request[Any, Any, Any], exc: HTTPException) -> str:
     where = f"{request.method} {request.url.path}"
     if exc.status_code == 404:
         return f"{where}: no such endpoint (see {', '.join(ROUTES)})"

@@ -229,7 +229,8 @@ def fill_canvases(engine: Any, body: schemas.CanvasInfill, ticket: Ticket) -> li
     params, deadline = denoise_params(body.params)
     rows = canvas_rows(engine, body.canvases)
     try:
-        return engine.infill(rows, params, cancel=expire(ticket, deadline))
+        results: list[InfillResult] = engine.infill(rows, params, cancel=expire(ticket, deadline))
+        return results
     except ValueError as exc:
         raise RequestError(f"canvases: {exc}") from None
 
@@ -237,5 +238,6 @@ def fill_canvases(engine: Any, body: schemas.CanvasInfill, ticket: Ticket) -> li
 def decode_native(body: bytes) -> schemas.CanvasInfill | schemas.DocumentInfill:
     """The canvas form when the body has `canvases`, else the document form."""
     raw = msgspec.json.decode(body)
-    kind = schemas.CanvasInfill if isinstance(raw, dict) and "canvases" in raw else schemas.DocumentInfill
-    return msgspec.convert(raw, kind)
+    if isinstance(raw, dict) and "canvases" in raw:
+        return msgspec.convert(raw, schemas.CanvasInfill)
+    return msgspec.convert(raw, schemas.DocumentInfill)
