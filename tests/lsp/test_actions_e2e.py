@@ -119,13 +119,16 @@ async def test_fill_holes_applies_every_spot_in_one_edit(server: Session) -> Non
 
 
 async def test_regenerate_and_refactor_selection_edit_only_the_selected_lines(server: Session) -> None:
-    selection = types.Range(types.Position(2, 0), types.Position(3, 0))
+    # The blank line between the function and the class: the one-token model writes its identifier at
+    # column 0, which keeps the file parsing only outside a block (in place of `return result` it would
+    # leave `area` without a body, and the server drops a result that stops the file parsing).
+    selection = types.Range(types.Position(3, 0), types.Position(4, 0))
     actions = await code_actions(server, selection)
     assert "dcomplete.fillHoles" in actions  # the file has holes wherever the selection is
     result = await asyncio.wait_for(run(server, actions["dcomplete.regenerateSelection"].command), 60)
     assert result == {"applied": True, "spots": 1}
     [edit] = server.recorded.edits[-1].edit.document_changes[0].edits
-    assert edit.range.start == types.Position(2, 0) and edit.range.end.line <= 3
+    assert edit.range.start == types.Position(3, 0) and edit.range.end.line <= 4
 
     refactor = actions["dcomplete.refactorSelection"].command
     with pytest.raises(JsonRpcException, match="needs an `instruction`"):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_server.feedback import FeedbackLog
-
+from infill.feedback import FeedbackLog
 from lsp_server.completion import CompletionQuery, Suggestion
 from lsp_server.suggestions import (
     PREFIX_CHARS,
