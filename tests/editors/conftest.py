@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 from code_server import ensure_system_packages, install_code_server
+from editor_server import server_command, server_settings
+from nvim_ghost import SOURCE
+from nvim_session import NvimSession
 from vscode_build import build_extension
 
 from tests.support.run_last import run_last
@@ -64,3 +67,28 @@ def code_server_binary() -> Path:
 @pytest.fixture(scope="session")
 def built_extension(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_extension(tmp_path_factory.mktemp("vscode") / "extension")
+
+
+# -- headless Neovim (test_nvim*.py) ------------------------------------------------------------
+
+@pytest.fixture
+def source_file(tmp_path: Path) -> Path:
+    path = tmp_path / "sample.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def make_session(tiny_dream: Path, tmp_path: Path):
+    sessions: list[NvimSession] = []
+
+    def start(renderer: str) -> NvimSession:
+        log = tmp_path / "server.log"
+        command = ["env", f"XDG_STATE_HOME={tmp_path / 'state'}", *server_command(log)]
+        session = NvimSession.start(command, renderer, server_settings(str(tiny_dream)), log)
+        sessions.append(session)
+        return session
+
+    yield start
+    for session in sessions:
+        session.close()

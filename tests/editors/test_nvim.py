@@ -7,149 +7,25 @@ what the server sent (captured on the client side by a request tap, see nvim_ses
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from editor_server import server_command, server_settings
+from nvim_ghost import (
+    COMPLETION_LINE,
+    GHOST_TIMEOUT_S,
+    INFILL_FIRST,
+    INFILL_LAST,
+    TYPED,
+    apply_text_edits,
+    ghost_after_typing,
+    offset,
+    still_ahead,
+    type_at_end_of_line,
+    type_wait_and_accept,
+    wait_for_ghost,
+)
 from nvim_session import NvimSession
-
-# Completion and infill happen inside the docstring: there a random tiny checkpoint's text still
-# parses, so the server (which drops edits that add parse errors) reliably has something to offer.
-SOURCE = '''import os
-
-
-def list_python_files(folder):
-    """Names of the Python files in folder.
-
-    The names come back sorted, without the folder part.
-    Hidden files are included.
-    """
-    result = []
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".py"):
-            result.append(name)
-    return result
-'''
-COMPLETION_LINE, TYPED = 8, " and"
-INFILL_FIRST, INFILL_LAST = 7, 8
-GHOST_TIMEOUT_S = 40.0  # first answer includes the model load (~10 s alone, more on a busy machine)
-
-
-def offset(text: str, line: int, character: int) -> int:
-    """Offset of an LSP position in `text` (the fixture is ASCII, so every encoding agrees)."""
-    lines = text.split("\n")
-    return sum(len(item) + 1 for item in lines[:line]) + character
-
-
-def apply_text_edits(text: str, edits: list[dict[str, Any]]) -> str:
-    spans = [
-        (
-            offset(text, e["range"]["start"]["line"], e["range"]["start"]["character"]),
-            offset(text, e["range"]["end"]["line"], e["range"]["end"]["character"]),
-            e["newText"],
-        )
-        for e in edits
-    ]
-    for start, end, new_text in sorted(spans, reverse=True):
-        text = text[:start] + new_text + text[end:]
-    return text
-
-
-def shown_item(tap: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The item on screen: the first non-empty one of the newest answer that had any."""
-    for entry in reversed(tap["inline"]):
-        result = entry.get("result") or {}
-        items = result.get("items", result) if isinstance(result, dict) else result
-        items = [
-            item for item in items or [] if isinstance(item.get("insertText"), str) and item["insertText"]
-        ]
-        if items:
-            return items[0], entry["params"]
-    raise AssertionError(f"the server sent no non-empty inline completion item: {tap['inline']!r}")
-
-
-def expected_after_accept(text: str, item: dict[str, Any], params: dict[str, Any]) -> str:
-    if item.get("range"):
-        return apply_text_edits(text, [{"range": item["range"], "newText": item["insertText"]}])
-    position = params["position"]
-    return apply_text_edits(
-        text, [{"range": {"start": position, "end": position}, "newText": item["insertText"]}]
-    )
-
-
-@pytest.fixture
-def source_file(tmp_path: Path) -> Path:
-    path = tmp_path / "sample.py"
-    path.write_text(SOURCE, encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def make_session(tiny_dream: Path, tmp_path: Path):
-    sessions: list[NvimSession] = []
-
-    def start(renderer: str) -> NvimSession:
-        log = tmp_path / "server.log"
-        command = ["env", f"XDG_STATE_HOME={tmp_path / 'state'}", *server_command(log)]
-        session = NvimSession.start(command, renderer, server_settings(str(tiny_dream)), log)
-        sessions.append(session)
-        return session
-
-    yield start
-    for session in sessions:
-        session.close()
-
-
-def wait_for_ghost(session: NvimSession) -> None:
-    session.wait_for(session.visible, GHOST_TIMEOUT_S, "ghost text to appear")
-
-
-def type_at_end_of_line(session: NvimSession, line: int, typed: str) -> None:
-    """Appends `typed` to `line` (1-based) in insert mode, as a user writing on would."""
-    session.nvim.command(f"call cursor({line}, 1)")
-    session.nvim.input("A" + typed)
-    session.wait_for(lambda: session.mode() == "i" and typed in session.lines()[line - 1], 5, "insert mode")
-
-
-def show_ghost(session: NvimSession, line: int) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """Types TYPED at the end of `line` and waits for the ghost text: (the text before any of it is
-    accepted, the item shown, the request it answered)."""
-    type_at_end_of_line(session, line, TYPED)
-    before = session.text()
-    wait_for_ghost(session)
-    item, params = shown_item(session.tap())
-    return before, item, params
-
-
-def type_wait_and_accept(session: NvimSession, line: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Types TYPED at the end of `line`, waits for the ghost text, accepts it with Tab and checks that the
-    buffer holds exactly what the server sent; returns the item and its request's params."""
-    before, item, params = show_ghost(session, line)
-    session.nvim.input("<Tab>")
-    session.wait_for(lambda: session.text() != before, 5, "the accepted suggestion in the buffer")
-    assert session.text() == expected_after_accept(before, item, params)
-    return item, params
-
-
-def ghost_after_typing(
-    make_session: Any, source_file: Path, renderer: str
-) -> tuple[NvimSession, str, dict[str, Any], dict[str, Any]]:
-    """A session whose user typed `TYPED` on the completion line and sees ghost text: (session, the text
-    before any of it is accepted, the item shown, the request it answered)."""
-    session = make_session(renderer)
-    session.open(source_file)
-    return (session, *show_ghost(session, COMPLETION_LINE))
-
-
-def still_ahead(session: NvimSession, item: dict[str, Any]) -> str:
-    """The part of `item` after the cursor."""
-    row, col = session.nvim.current.window.cursor
-    line = session.lines()[row - 1]
-    typed = line[item["range"]["start"]["character"] : col] if item.get("range") else ""  # an ASCII line
-    assert item["insertText"].startswith(typed), (item, line, col)
-    return item["insertText"][len(typed) :]
 
 
 @pytest.mark.slow
@@ -382,104 +258,3 @@ def test_ghost_text_in_typescript_and_go_files(make_session, tmp_path: Path) -> 
 
 
 # What is drawn as ghost text on the cursor's line, by either renderer.
-GHOST_LUA = """
-for _, name in ipairs({ 'dcomplete.ghost', 'nvim.lsp.inline_completion' }) do
-  local ns = vim.api.nvim_get_namespaces()[name]
-  for _, mark in ipairs(ns and vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true }) or {}) do
-    if mark[4].virt_text then
-      return mark[4].virt_text[1][1]
-    end
-  end
-end
-return vim.NIL
-"""
-# Samples the ghost text at every cursor move in insert mode, right after the renderers' own handlers
-# (defined earlier, so run earlier) and before any answer from the server can be handled.
-SAMPLE_LUA = f"""
-_G.dc_samples = {{}}
-local function ghost() {GHOST_LUA} end
-vim.api.nvim_create_autocmd('CursorMovedI', {{ callback = function()
-  table.insert(_G.dc_samples, ghost())
-end }})
-"""
-
-
-def item_id(item: dict[str, Any]) -> str:
-    return item["command"]["arguments"][0]["itemId"]
-
-
-def inferences(session: NvimSession) -> int:
-    return session.lua("return (require('dcomplete.server').status or {}).inferences or 0")
-
-
-def answer_at(session: NvimSession, character: int) -> dict[str, Any] | None:
-    """The first item of the newest answer to a request made with the cursor at `character`."""
-    for entry in reversed(session.tap()["inline"]):
-        if entry["params"]["position"]["character"] == character and "result" in entry:
-            items = (entry.get("result") or {}).get("items") or []
-            return items[0] if items else {}
-    return None
-
-
-def typeable(chars: str) -> bool:
-    return chars.isprintable() and "<" not in chars
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("renderer", ["builtin", "extmark"])
-def test_typing_through_keeps_the_ghost_text_and_tab_accepts_the_item_once(
-    make_session, source_file: Path, renderer: str, tmp_path: Path
-) -> None:
-    session, before, item, _params = ghost_after_typing(make_session, source_file, renderer)
-    ahead = still_ahead(session, item)
-    assert typeable(ahead[:2]) and ahead[2:].strip(), f"the random model's suggestion {ahead!r} cannot be typed"
-    runs = inferences(session)
-    character = session.nvim.current.window.cursor[1]
-    session.lua(SAMPLE_LUA)
-    for typed in (1, 2):
-        session.nvim.input(ahead[typed - 1])
-        character += 1
-        session.wait_for(lambda n=typed: session.lua("return #_G.dc_samples") >= n, 5, "the keystroke")
-        sample = session.lua("return _G.dc_samples[#_G.dc_samples]")
-        shown = session.nvim.call("strtrans", ahead[typed:].split("\n")[0])  # control characters as ^X
-        assert sample == shown  # shown at the keystroke, not when the server answers
-        rest = session.wait_for(lambda at=character: answer_at(session, at), 10, "the answer for the keystroke")
-        assert item_id(rest) == item_id(item) and rest["insertText"] == ahead[typed:]
-        assert rest["range"]["start"] == {"line": COMPLETION_LINE - 1, "character": character}
-        session.wait_for(lambda shown=shown: session.lua(GHOST_LUA) == shown, 5, "the rest shown")
-    assert inferences(session) == runs  # typing through ran no model
-
-    session.nvim.input("<Tab>")
-    row = COMPLETION_LINE - 1
-    at = offset(before, row, len(before.split("\n")[row]))
-    expected = before[:at] + ahead + before[at:]
-    session.wait_for(lambda: session.text() == expected, 5, "the accepted suggestion in the buffer")
-    log = tmp_path / "state" / "dcomplete" / "feedback.jsonl"
-    session.wait_for(lambda: log.exists() and "accepted" in log.read_text(), 5, "the acceptance in the log")
-    events = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [e["event"] for e in events if e.get("itemId") == item_id(item)] == ["accepted"]
-
-
-@pytest.mark.slow
-def test_a_mismatching_keystroke_drops_the_ghost_text_and_backspace_brings_it_back_from_the_cache(
-    make_session, source_file: Path
-) -> None:
-    session, _before, item, _params = ghost_after_typing(make_session, source_file, "extmark")
-    ahead = still_ahead(session, item)
-    character = session.nvim.current.window.cursor[1]
-    wrong = "Q" if not ahead.startswith("Q") else "Z"
-
-    session.lua(SAMPLE_LUA)
-    session.nvim.input(wrong)
-    session.wait_for(lambda: session.lua("return #_G.dc_samples") > 0, 5, "the keystroke")
-    assert session.lua("return _G.dc_samples[1]") is None  # dropped at the keystroke
-    other = session.wait_for(lambda: answer_at(session, character + 1), GHOST_TIMEOUT_S, "the answer after it")
-    assert not other or item_id(other) != item_id(item)
-    runs = inferences(session)
-
-    session.nvim.input("<BS>")
-    session.wait_for(session.visible, 10, "the ghost text back at the place seen before")
-    assert session.lua("return require('dcomplete.render.extmark')._remaining(0)") == ahead
-    again = answer_at(session, character)
-    assert again and item_id(again) != item_id(item)  # a new offer of the same suggestion
-    assert inferences(session) == runs  # from the cache
