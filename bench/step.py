@@ -24,6 +24,7 @@ import argparse
 import json
 import platform
 import statistics
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -33,13 +34,25 @@ import torch.nn.functional as F
 from bench.workload import package_versions, source_files
 from engine import DenoiseParams, Engine
 from engine.anchored_step import AnchoredPredictor
-from engine.calibration import time_ms
 from engine.canvas_batch import CanvasBatch
 from engine.models import layers
 
 GAP = 32
 SUFFIX = 64
 WRITTEN = 4  # tokens the gap holds when a step is timed: its last one is a query row, as in decoding
+
+
+def time_ms(fn: Callable[[], object], repeats: int = 3,
+            pick: Callable[[list[float]], float] = min) -> float:
+    """`pick` (the fastest by default: the least disturbed by other work) of `repeats` timed calls after a
+    warm-up, in milliseconds."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return pick(times) * 1000
 
 
 def median_ms(fn: Callable[[], object], repeats: int) -> float:

@@ -24,7 +24,6 @@ import json
 import os
 import platform
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -102,17 +101,6 @@ def _cpu_name() -> str:
         return platform.processor()
 
 
-def time_ms(fn: Callable[[], object], repeats: int = 3,
-            pick: Callable[[list[float]], float] = min) -> float:
-    """`pick` (the fastest by default: the least disturbed by other work) of `repeats` timed calls after a
-    warm-up, in milliseconds."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return pick(times) * 1000
 
 
 def measure(model: Transformer) -> Calibration:
