@@ -118,7 +118,8 @@ def run_ar(model: torch.nn.Module | None, engine: Engine, case: Case) -> tuple[f
     return timed(go, engine.device)[1], n
 
 
-def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast_p: DenoiseParams) -> dict[str, float]:
+def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast_p: DenoiseParams,
+            exact: Engine | None = None) -> dict[str, float]:
     naive_p = DenoiseParams.reference().with_(eos_penalty=fast_p.eos_penalty)
     if uses_own_base(engine):  # its cache is exact: the slow loop is one token a step, cached
         naive_p = naive_p.with_(cache="fixed")
@@ -130,6 +131,7 @@ def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast
     written = {"naive": 0, "fast": 0, "ar": 0}
     forwards = {"naive": 0, "fast": 0}
     agree = 0
+    fast_outputs = []
     for case in sample:
         naive_ids, naive_f, naive_s, naive_w = run_diffusion(engine, case, naive_p)
         fast_ids, fast_f, fast_s, fast_w = run_diffusion(engine, case, fast_p)
@@ -140,8 +142,11 @@ def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast
         forwards["naive"] += naive_f
         forwards["fast"] += fast_f
         agree += sum(a == b for a, b in zip(naive_ids, fast_ids))
+        fast_outputs.append(fast_ids)
     rate = {mode: written[mode] / t[mode] for mode in t}
+    extra = {} if exact is None else {"float32_agreement": float32_agreement(exact, sample, fast_outputs, fast_p)}
     return {
+        **extra,
         "cases": len(sample),
         "mean_span": tokens / len(sample),
         "naive_tok_s": rate["naive"],
@@ -156,17 +161,16 @@ def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast
     }
 
 
-def float32_agreement(engine: Engine, exact: Engine, sample: list[Case], params: DenoiseParams) -> tuple[int, int]:
-    """(tokens before the first difference, tokens compared) between `engine`'s output and that of the same
-    model with every product in float32 (`exact`), up to the shorter span of each case: where a float16 or
-    4-bit product flips a near-tie, the texts part there and what follows is another text."""
+def float32_agreement(exact: Engine, sample: list[Case], outputs: list[list[int]], params: DenoiseParams) -> float:
+    """The share of tokens before the first difference between `outputs` (one per case) and the same
+    model's with every product in float32 (`exact`), up to the shorter span of each case: where a float16
+    or 4-bit product flips a near-tie, the texts part there and what follows is another text."""
     same = total = 0
-    for case in sample:
-        ours, _, _, _ = run_diffusion(engine, case, params)
+    for case, ours in zip(sample, outputs):
         theirs, _, _, _ = run_diffusion(exact, case, params)
         total += min(len(ours), len(theirs))
         same += sum(1 for _ in itertools.takewhile(lambda pair: pair[0] == pair[1], zip(ours, theirs)))
-    return same, total
+    return same / max(1, total)
 
 
 def uses_own_base(engine: Engine) -> bool:
@@ -235,10 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     for label, span, lines in SIZES:
         sample = cases(engine, span or 0, args.cases, args.context, lines)
         fast = DenoiseParams.fast(args.threshold).with_(block=args.block, near=args.near, eos_penalty=args.eos_penalty)
-        rows[label] = measure(engine, ar, sample, fast)
-        if exact is not None:
-            same, total = float32_agreement(engine, exact, sample, fast)
-            rows[label]["float32_agreement"] = same / max(1, total)
+        rows[label] = measure(engine, ar, sample, fast, exact)
     head = f"{'span':>5} {'n':>3} {'tokens':>6} {'naive tok/s':>11} {'fast tok/s':>10} {'AR tok/s':>9} " \
            f"{'x naive':>7} {'x AR':>5} {'tok/fwd':>7} {'agree':>6}"
     print(f"model {engine.name} ({engine.family}, {engine.device}, {sum(p.numel() for p in engine.loaded.model.parameters()) / 1e6:.1f}M params); "

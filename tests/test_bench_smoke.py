@@ -24,6 +24,14 @@ def test_speed(tiny_dream, capsys):
     assert 0.0 <= out["agreement"] <= 1.0 and out["tokens_per_forward"] >= 1.0
 
 
+def test_speed_against_float32(tiny_dream, capsys):
+    """A tiny model is never calibrated (its products stay float32), so its output equals the all-float32
+    load's token for token."""
+    speed.main(["--model", str(tiny_dream), "--cases", "1", "--context", "256", "--vs-float32"])
+    out = last_json(capsys)
+    assert [row["float32_agreement"] for row in out["rows"].values()] == [1.0] * 4
+
+
 def test_multispot(tiny_dream, capsys):
     multispot.main(["--model", str(tiny_dream), "--files", "1", "--context", "384", "--spots", "1,3"])
     out = last_json(capsys)
