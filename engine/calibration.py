@@ -3,12 +3,10 @@
 A small model's step on a CPU is bound by reading its weights, and how fast a product runs depends on the
 row count in ways no rule of thumb gets right on every machine (float16 weights halve the bytes but have no
 fast kernel for many rows on AVX2; a rows-first float32 product falls onto a slow kernel for 2-16 rows). So
-the engine measures, for every fused weight shape of the model and every row count up to
-`projections.MAX_TABLE_ROWS`, how fast each kernel the product offers (`projections.KERNELS`) runs, and keeps
-the one fastest for decoding (`decode_kernel`), and how much a forward over k
-query rows costs against one over a single row (`row_cost`), which decides how far the sampler drafts
-(`engine.commit`). Each product is timed across all the model's layers (distinct weights, as a forward
-streams them, not one matrix left warm in the cache).
+the engine picks, for every fused weight shape of the model, the kernel the product offers
+(`projections.KERNELS`) that makes a whole forward fastest for decoding (`measure`), and measures how much a
+forward over k query rows costs against one over a single row (`row_cost`), which decides how far the
+sampler drafts (`engine.drafting`).
 
 Models whose weights fit in a CPU's caches (the tests' tiny models) are not measured: the defaults stand
 (`projections.default_kernels`, drafting as on a GPU), and results stay exactly float32. On CUDA nothing is
@@ -30,15 +28,17 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from engine.models.projections import COLUMNS, HALF, LINEAR, MAX_TABLE_ROWS, FusedProjections
+from engine.models.projections import COLUMNS, HALF, KERNELS, LINEAR, MAX_TABLE_ROWS, FusedProjections, Kernel
 from engine.models.transformer import Transformer
 
 MIN_WEIGHT_BYTES = 32 << 20  # below this the weights stay in cache: nothing to gain from float16
 ROW_COUNTS = (1, 2, 4, 8, 16)
 DECODE_WEIGHTS = {1: 0.6, 2: 0.2, 4: 0.1, 8: 0.05, 16: 0.05}  # share of decoding rows per row count (a guess)
 EXACT = (LINEAR, COLUMNS)  # the kernels that keep a float32 model's results
+HOPELESS = 1.5  # a candidate this much slower than the fastest after a round is not timed again
 COST_ROWS = (1, 2, 3, 5, 9, 16)  # query rows whose forward is timed for `row_cost` (between: interpolated)
-VERSION = 6
+MOST_ROWS = max(COST_ROWS)
+VERSION = 7
 
 
 @dataclass(frozen=True)
@@ -104,54 +104,62 @@ def _cpu_name() -> str:
 
 
 def measure(model: Transformer) -> Calibration:
-    """Time every kernel at every row count for each fused shape, then the forward's row cost."""
-    by_shape: dict[str, list[FusedProjections]] = {}
-    for product in model.products():
-        by_shape.setdefault(product.shape_key, []).append(product)
-    kernels: dict[str, tuple[str, ...]] = {}
-    exact: dict[str, tuple[str, ...]] = {}
-    with torch.inference_mode():
-        for key, products in by_shape.items():
-            for p in products:
-                p.set_kernels((HALF,) * MAX_TABLE_ROWS)  # makes the float16 copies to time
-            timed = {rows: _interleaved(products, torch.randn(1, rows, products[0].weight.shape[1]))
-                     for rows in ROW_COUNTS}
-            kernels[key] = (decode_kernel(timed),) * MAX_TABLE_ROWS
-            exact[key] = _table({rows: min(EXACT, key=t.__getitem__) for rows, t in timed.items()})
-            for p in products:
-                p.set_kernels(kernels[key])
-    return Calibration(kernels, exact, _row_cost(model))
+    """Choose the kernel by timing whole forwards, then measure the forward's row cost.
+
+    Kernels timed alone mislead: inside a forward they share the memory bus and the caches with every
+    other product and with attention, and a mix chosen product by product ran slower end to end than
+    plain float32 on an AVX2 machine. Trying shapes one by one inside whole forwards was no better: the
+    differences between kernels for one shape are within the noise of a loaded machine, and the mixes it
+    chose differed from run to run. So each candidate is one kernel for every product (where a product
+    lacks it, `linear`), timed as full forwards over 1..16 query rows against a short cache; the exact
+    table takes, per row count, the faster of the float32 kernels."""
+    products = model.products()
+    for p in products:
+        p.set_kernels((HALF,) * MAX_TABLE_ROWS)  # makes the float16 copies to time
+    kernels = [k for k in KERNELS if any(k in p.available for p in products)]
+    timer = _ForwardTimer(model)
+    timed = _race(timer, products, kernels, ROW_COUNTS)
+    fastest = min(kernels, key=lambda k: decode_cost(timed[k]))
+    exact = _table({rows: min(EXACT, key=lambda k: timed[k][rows]) for rows in ROW_COUNTS})
+    shapes = {p.shape_key for p in products}
+    for p in products:
+        p.set_kernels((fastest,) * MAX_TABLE_ROWS)
+    return Calibration({s: (fastest,) * MAX_TABLE_ROWS for s in shapes}, dict.fromkeys(shapes, exact),
+                       _row_cost(timer))
 
 
-def _interleaved(products: list[FusedProjections], x: torch.Tensor, rounds: int = 5) -> dict[str, float]:
-    """The fastest of `rounds` timings of each kernel over `products` for input `x`, in milliseconds, the
-    kernels taking turns within each round: other work on the machine then slows every kernel alike
-    instead of whichever happened to run while it was busy."""
+def _race(timer: _ForwardTimer, products: list[FusedProjections], candidates: list[Kernel],
+          row_counts: tuple[int, ...], rounds: int = 5) -> dict[Kernel, dict[int, float]]:
+    """The fastest of `rounds` forwards at each row count with each candidate kernel for every product, in
+    milliseconds, the candidates taking turns within each round: other work on the machine then slows every
+    candidate alike instead of whichever happened to run while it was busy."""
 
-    def run(kernel: str) -> float:
-        for p in products:
-            p.kernels = (kernel,) * MAX_TABLE_ROWS
-        started = time.perf_counter()
-        for p in products:
-            p.product(x, p.width)
-        return (time.perf_counter() - started) * 1000
+    def use(kernel: Kernel) -> None:
+        for p in products:  # not set_kernels: that would drop and remake the float16 copies
+            p.kernels = (kernel if kernel in p.available else LINEAR,) * MAX_TABLE_ROWS
 
-    available = products[0].available
-    for kernel in available:
-        run(kernel)  # warm-up: float16 copies, ONNX Runtime sessions
-    best = dict.fromkeys(available, float("inf"))
+    best = {kernel: dict.fromkeys(row_counts, float("inf")) for kernel in candidates}
+    for kernel in candidates:  # warm-up: ONNX Runtime sessions, first touches
+        use(kernel)
+        timer(row_counts[0])
+    running = list(candidates)
     for _ in range(rounds):
-        for kernel in available:
-            best[kernel] = min(best[kernel], run(kernel))
+        for kernel in running:
+            use(kernel)
+            for rows in row_counts:
+                best[kernel][rows] = min(best[kernel][rows], timer(rows))
+        fastest = min(decode_cost(best[k]) for k in running)
+        running = [k for k in running if decode_cost(best[k]) < HOPELESS * fastest]
     return best
 
 
-def decode_kernel(timed: dict[int, dict[str, float]]) -> str:
-    """The one kernel for every row count of a decoding step (1..MAX_TABLE_ROWS rows): the least time
-    weighted toward few rows (decoding steps mostly run one to three). One kernel, not one per row count,
-    so that a row gets the same logits whether a step runs it alone or with drafts: verified drafting
-    then writes exactly what one-token-per-step decoding writes."""
-    return min(timed[1], key=lambda k: sum(t[k] * DECODE_WEIGHTS.get(rows, 0.0) for rows, t in timed.items()))
+def decode_cost(timed: dict[int, float]) -> float:
+    """A candidate's forward times (ms per row count) weighted toward few rows, as decoding runs them.
+    One kernel serves every row count of a decoding step (1..MAX_TABLE_ROWS rows), so that a row gets the
+    same logits whether a step runs it alone or with drafts: verified drafting then writes exactly what
+    one-token-per-step decoding writes."""
+    weights = {rows: DECODE_WEIGHTS.get(rows, 0.0) for rows in timed}
+    return sum(t * weights[rows] for rows, t in timed.items()) / (sum(weights.values()) or 1.0)
 
 
 def _table(best: dict[int, str]) -> tuple[str, ...]:
@@ -164,36 +172,47 @@ def _table(best: dict[int, str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _row_cost(model: Transformer, context: int = 256) -> tuple[float, ...]:
-    """A plain forward over k query rows after `context` cached positions, relative to k = 1, for
-    k = 1..max(COST_ROWS) (timed at COST_ROWS, interpolated between), with the kernels just chosen."""
-    from engine.models.layers import ForwardContext, LayerKV
+class _ForwardTimer:
+    """A plain forward over k query rows after `context` cached positions of random tokens, timed."""
 
-    shape = model.shape
-    most = max(COST_ROWS)
-    ids = torch.randint(0, shape.vocab_size, (1, context + most))
-    with torch.inference_mode():
-        ctx = ForwardContext([None] * shape.num_hidden_layers)
-        model(ids[:, :context], ctx=ctx)
-        layers = [LayerKV(F.pad(c.k, (0, 0, 0, most)), F.pad(c.v, (0, 0, 0, most))) for c in ctx.layers if c is not None]
-        real = torch.ones(1, context + most, dtype=torch.bool)
+    def __init__(self, model: Transformer, context: int = 256) -> None:
+        from engine.models.layers import ForwardContext, LayerKV
 
-        def forward(k: int) -> None:
-            query = torch.arange(context, context + k)[None]
-            model(ids[:, context : context + k], query, None, ForwardContext(list(layers), real, query_index=query),
-                  logits_at=(torch.zeros(k, dtype=torch.long), torch.arange(k)))
+        self.model, self.context = model, context
+        shape = model.shape
+        self.ids = torch.randint(0, shape.vocab_size, (1, context + MOST_ROWS))
+        with torch.inference_mode():
+            ctx = ForwardContext([None] * shape.num_hidden_layers)
+            model(self.ids[:, :context], ctx=ctx)
+        self.layers = [LayerKV(F.pad(c.k, (0, 0, 0, MOST_ROWS)), F.pad(c.v, (0, 0, 0, MOST_ROWS)))
+                       for c in ctx.layers if c is not None]
+        self.real = torch.ones(1, context + MOST_ROWS, dtype=torch.bool)
 
-        timed = dict.fromkeys(COST_ROWS, float("inf"))
+    def __call__(self, k: int) -> float:
+        """One forward over `k` rows, in milliseconds."""
+        from engine.models.layers import ForwardContext
+
+        query = torch.arange(self.context, self.context + k)[None]
+        ctx = ForwardContext(list(self.layers), self.real, query_index=query)
+        with torch.inference_mode():
+            started = time.perf_counter()
+            self.model(self.ids[:, self.context : self.context + k], query, None, ctx,
+                       logits_at=(torch.zeros(k, dtype=torch.long), torch.arange(k)))
+            return (time.perf_counter() - started) * 1000
+
+
+def _row_cost(timer: _ForwardTimer) -> tuple[float, ...]:
+    """A forward over k query rows relative to k = 1, for k = 1..MOST_ROWS (timed at COST_ROWS,
+    interpolated between), with the kernels just chosen."""
+    timed = dict.fromkeys(COST_ROWS, float("inf"))
+    for k in COST_ROWS:
+        timer(k)  # warm-up
+    for _ in range(5):  # row counts take turns, as candidates do in `_race`
         for k in COST_ROWS:
-            forward(k)  # warm-up
-        for _ in range(5):  # row counts take turns, as kernels do in `_interleaved`
-            for k in COST_ROWS:
-                started = time.perf_counter()
-                forward(k)
-                timed[k] = min(timed[k], time.perf_counter() - started)
+            timed[k] = min(timed[k], timer(k))
     points = sorted(timed)
     costs = []
-    for k in range(1, most + 1):
+    for k in range(1, MOST_ROWS + 1):
         lo = max(p for p in points if p <= k)
         hi = min(p for p in points if p >= k)
         share = 0.0 if hi == lo else (k - lo) / (hi - lo)
