@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.calibration import UNMEASURED, _table, calibration_for, decode_cost, measure
+from engine.calibration import UNMEASURED, _row_invariant, _table, calibration_for, decode_cost, measure
 from engine.drafting import DraftPolicy, Plan
 from engine.models.anchored import GapAdapt
 from engine.models.layers import DOWN, GATE_UP, OUT, QKV, Projections
@@ -85,6 +85,35 @@ def test_a_measurement_gives_a_kernel_table_per_shape_and_a_row_cost(anchored):
     assert all(len(set(t)) == 1 and len(t) == MAX_TABLE_ROWS and set(t) <= set(KERNELS) for t in found.kernels.values())
     assert all(HALF not in t for t in found.exact.values())
     assert found.row_cost[0] == 1.0 and len(found.row_cost) == 16
+
+
+def test_decoding_takes_a_kernel_that_gives_a_row_the_same_bits_beside_other_rows(anchored):
+    """A row must get the same logits whether a step runs it alone or with drafts, or verified drafting
+    stops writing what one-token-per-step decoding writes: when any kernel is row-invariant here, the
+    calibration picks one of those."""
+    model = anchored.loaded.model
+    products = model.products()
+    saved = [p.kernels for p in products]
+    try:
+        found = measure(model)
+        for p in products:
+            p.set_kernels((HALF,) * MAX_TABLE_ROWS)  # the float16 copies, for every kernel to be tried
+        steady = [k for k in KERNELS if _row_invariant(products, k)]
+    finally:
+        for p, k in zip(products, saved):
+            p.set_kernels(k)
+    chosen = next(iter(found.kernels.values()))[0]
+    assert not steady or chosen in steady, (chosen, steady)
+    if chosen in steady:
+        p = products[0]
+        p.set_kernels(found.kernels[p.shape_key])
+        try:
+            x = torch.randn(1, 5, p.weight.shape[1])
+            with torch.inference_mode():
+                alone = torch.cat([p.product(x[:, i : i + 1], p.width) for i in range(5)], 1)
+                assert torch.equal(p.product(x, p.width), alone)
+        finally:
+            p.set_kernels(saved[0])
 
 
 def test_decoding_cost_weighs_the_few_row_forwards_steps_mostly_run():
