@@ -200,8 +200,16 @@ def _assemble(
     return Canvas(tuple(ids), tuple(slots), start, end)
 
 
+START_GRID = 16
+"""A cropped canvas starts on a line whose number is a multiple of this. The engine reuses the K/V of the
+longest token prefix a document's canvases share, and every token's K/V depend on all text before it: a
+window that started one line lower for each line the user writes would prefill the whole window on every
+request. On the grid, the start moves once every START_GRID lines."""
+
+
 def _crop(text: str, spots: list[Spot], tokenizer: Any, budget: int) -> tuple[int, int]:
-    """[start, end) of whole lines around the spots whose token count fits `budget`."""
+    """[start, end) of whole lines around the spots whose token count fits `budget`, about as much above as
+    below, the start snapped down the file to the next line on the `START_GRID`."""
     lines = LineIndex(text)
     first = lines.line_of(spots[0].start)
     last = lines.line_of(max(spots[-1].end - 1, spots[-1].start))
@@ -216,12 +224,16 @@ def _crop(text: str, spots: list[Spot], tokenizer: Any, budget: int) -> tuple[in
     left = budget - core_cost
     above, below = first - 1, last + 1
     count = len(lines.starts)
+
+    def line_cost(line: int) -> int:
+        return len(encode(tokenizer, text[lines.line_start(line) : lines.line_end(line, with_break=True)]))
+
     open_above, open_below = above >= 0, below < count
     turn_above = True
     while open_above or open_below:
         side_above = open_above and (turn_above or not open_below)
         line = above if side_above else below
-        cost = len(encode(tokenizer, text[lines.line_start(line) : lines.line_end(line, with_break=True)]))
+        cost = line_cost(line)
         if cost > left:
             open_above, open_below = (False, open_below) if side_above else (open_above, False)
             continue
@@ -233,6 +245,14 @@ def _crop(text: str, spots: list[Spot], tokenizer: Any, budget: int) -> tuple[in
             below += 1
             open_below = below < count
         turn_above = not side_above
-    start = lines.line_start(above + 1)
+    top = above + 1
+    if top > 0:  # cropped above: start on the grid, and give the lines that frees to the text below
+        snapped = min(-(-top // START_GRID) * START_GRID, first)
+        left += sum(line_cost(line) for line in range(top, snapped))
+        top = snapped
+        while below < count and line_cost(below) <= left:
+            left -= line_cost(below)
+            below += 1
+    start = lines.line_start(top)
     end = lines.line_end(below - 1, with_break=True)
     return start, end

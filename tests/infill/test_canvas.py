@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from engine.loader import SpecialTokens
-from infill.canvas import ContextOverflow, build_canvas, instruction_header
+from infill.canvas import START_GRID, ContextOverflow, build_canvas, instruction_header
 from infill.spots import Spot
 from tests.support.checkpoints import tiny_tokenizer
 
@@ -71,9 +71,25 @@ def test_long_file_keeps_the_lines_nearest_the_spot_alternately() -> None:
     kept = text[canvas.context_start : canvas.context_end]
     lines_above = kept[: kept.index("target")].count("\n")
     lines_below = kept[kept.index("target") :].count("\n") - 1
-    assert lines_above > 5 and abs(lines_above - lines_below) <= 1
+    assert lines_above > 5 and 0 <= lines_below - lines_above <= 2 * START_GRID
     assert kept.startswith(f"above_{200 - lines_above} = ")
+    assert (200 - lines_above) % START_GRID == 0  # the window starts on the grid
     assert canvas.context_start > 0 and canvas.context_end < len(text)
+
+
+def test_a_window_keeps_its_start_while_the_user_writes_line_after_line() -> None:
+    """The engine reuses the K/V of the prefix two canvases share: a cropped window must not start one
+    line lower for every line written, or each request prefills the whole window again."""
+    lines = [f"value_{i} = compute({i})\n" for i in range(400)]
+    starts = []
+    for written in range(200, 200 + 3 * START_GRID):
+        text = "".join(lines[:written])
+        canvas = build_canvas(text, [Spot(len(text), len(text), 16, "line")], TOKENIZER, SPECIAL, 512, reserve=8)
+        assert len(canvas.ids) + 8 <= 512
+        starts.append(text[: canvas.context_start].count("\n"))
+    assert all(s % START_GRID == 0 for s in starts)
+    assert len(set(starts)) <= 4  # a new start once every START_GRID lines, not on every line
+    assert starts == sorted(starts)
 
 
 def test_spots_that_cannot_fit_raise() -> None:
