@@ -38,7 +38,8 @@ EXACT = (LINEAR, COLUMNS)  # the kernels that keep a float32 model's results
 HOPELESS = 1.5  # a candidate this much slower than the fastest after a round is not timed again
 COST_ROWS = (1, 2, 3, 5, 9, 16)  # query rows whose forward is timed for `row_cost` (between: interpolated)
 MOST_ROWS = max(COST_ROWS)
-VERSION = 7
+WIDE_ROWS = (48, 256)  # rows of the calls timed for the kernel of calls over MAX_TABLE_ROWS rows
+VERSION = 8
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class Calibration:
     kernels: dict[str, tuple[str, ...]]
     exact: dict[str, tuple[str, ...]]
     row_cost: tuple[float, ...]
+    wide: str = LINEAR
+    mixed: tuple[str, ...] = ()
 
     def apply(self, model: Transformer, half: bool) -> None:
         """Set every fused product's kernels; `half` False keeps the model exactly float32."""
@@ -57,6 +60,8 @@ class Calibration:
         for product in model.products():
             if product.shape_key in tables:
                 product.set_kernels(tables[product.shape_key])
+            product.wide = self.wide
+            product.mixed = self.mixed if half else ()
 
 
 UNMEASURED = Calibration({}, {}, ())
@@ -73,7 +78,8 @@ def calibration_for(model: Transformer, device: torch.device) -> Calibration:
         data = json.loads(path.read_text())
         if data.get("version") == VERSION:
             return Calibration({k: tuple(v) for k, v in data["kernels"].items()},
-                               {k: tuple(v) for k, v in data["exact"].items()}, tuple(data["row_cost"]))
+                               {k: tuple(v) for k, v in data["exact"].items()}, tuple(data["row_cost"]),
+                               data["wide"], tuple(data["mixed"]))
     except (OSError, ValueError, KeyError):
         pass
     found = measure(model)
@@ -115,7 +121,8 @@ def measure(model: Transformer) -> Calibration:
     takes the fastest kernel among those that give a row the same bits whatever rows run beside it
     (`_row_invariant`: on an AVX2 machine only `half`; the float32 and block kernels change the last bits
     with the row count, which flips near-ties between a step that verifies drafts and one-token-per-step
-    decoding); the exact table takes, per row count, the faster of the float32 kernels."""
+    decoding); the exact table takes, per row count, the faster of the float32 kernels, and the table for
+    calls that mix text rows with gap rows (no decoding step) the faster of those and the decoding kernel."""
     products = model.products()
     for p in products:
         p.set_kernels((HALF,) * MAX_TABLE_ROWS)  # makes the float16 copies to time
@@ -125,11 +132,29 @@ def measure(model: Transformer) -> Calibration:
     steady = [k for k in kernels if _row_invariant(products, k)] or kernels
     fastest = min(steady, key=lambda k: decode_cost(timed[k]))
     exact = _table({rows: min(EXACT, key=lambda k: timed[k][rows]) for rows in ROW_COUNTS})
+    mixed = _table({rows: min((fastest, *EXACT), key=lambda k: timed[k][rows]) for rows in ROW_COUNTS})
     shapes = {p.shape_key for p in products}
     for p in products:
         p.set_kernels((fastest,) * MAX_TABLE_ROWS)
     return Calibration({s: (fastest,) * MAX_TABLE_ROWS for s in shapes}, dict.fromkeys(shapes, exact),
-                       _row_cost(timer))
+                       _row_cost(timer), _wide_kernel(timer, products), mixed)
+
+
+def _wide_kernel(timer: _ForwardTimer, products: list[FusedProjections]) -> Kernel:
+    """The float32 kernel for calls of more than MAX_TABLE_ROWS rows (a prefill, or the few dozen rows of
+    a step after an edit), timed as whole forwards at WIDE_ROWS rows, the kernels taking turns. Timed alone
+    `columns` ran 1.1-1.5x faster than `linear` on a 2-core AVX2 machine; inside a prefill it ran slower."""
+    timed = dict.fromkeys(EXACT, 0.0)
+    for rows in WIDE_ROWS:
+        best = dict.fromkeys(EXACT, float("inf"))
+        for _ in range(2):
+            for kernel in EXACT:
+                for p in products:
+                    p.wide = kernel
+                best[kernel] = min(best[kernel], timer(rows))
+        for kernel in EXACT:
+            timed[kernel] += best[kernel]
+    return min(EXACT, key=timed.__getitem__)
 
 
 def _race(timer: _ForwardTimer, products: list[FusedProjections], candidates: list[Kernel],
@@ -203,13 +228,14 @@ class _ForwardTimer:
 
         self.model, self.context = model, context
         shape = model.shape
-        self.ids = torch.randint(0, shape.vocab_size, (1, context + MOST_ROWS))
+        most = max(MOST_ROWS, *WIDE_ROWS)
+        self.ids = torch.randint(0, shape.vocab_size, (1, context + most))
         with torch.inference_mode():
             ctx = ForwardContext([None] * shape.num_hidden_layers)
             model(self.ids[:, :context], ctx=ctx)
-        self.layers = [LayerKV(F.pad(c.k, (0, 0, 0, MOST_ROWS)), F.pad(c.v, (0, 0, 0, MOST_ROWS)))
+        self.layers = [LayerKV(F.pad(c.k, (0, 0, 0, most)), F.pad(c.v, (0, 0, 0, most)))
                        for c in ctx.layers if c is not None]
-        self.real = torch.ones(1, context + MOST_ROWS, dtype=torch.bool)
+        self.real = torch.ones(1, context + most, dtype=torch.bool)
 
     def __call__(self, k: int) -> float:
         """One forward over `k` rows, in milliseconds."""

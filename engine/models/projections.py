@@ -51,7 +51,7 @@ weight times the rows' transpose (a CPU runs it at the weight's memory bound for
 rows-first product falls onto a slower kernel), `half` rows first on a float16 copy of the weight (half
 the bytes to read: faster for one row on a memory-bound CPU, slower than float32 from a few rows on),
 `blocks` on the checkpoint's own 4- or 8-bit blocks (`engine.block_products`, when it came in them)."""
-MAX_TABLE_ROWS = 16  # calls with more rows always run `linear`
+MAX_TABLE_ROWS = 16  # calls with more rows (prefill) run the product's `wide` kernel
 
 
 def default_kernels(device: torch.device) -> tuple[Kernel, ...]:
@@ -74,6 +74,8 @@ class FusedProjections:
         self._full = _joined([linear.weight.detach() for linear in linears])  # + LoRA down rows when attached
         self.weight = self._full
         self.kernels = default_kernels(self.weight.device)
+        self.wide: Kernel = LINEAR  # the kernel for calls of more than MAX_TABLE_ROWS rows (float32 only)
+        self.mixed: tuple[Kernel, ...] = ()  # per row count, for calls where some rows take the LoRA and some not
         self.half: torch.Tensor | None = None  # float16 copy of `_full`, when a kernel is `half`
         self.merged: torch.Tensor | None = None  # float16 weight with the LoRA added in, when `half` and a LoRA
         self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
@@ -116,7 +118,7 @@ class FusedProjections:
         return KERNELS if self.blocks is not None else (LINEAR, COLUMNS, HALF)
 
     def set_kernels(self, kernels: Sequence[Kernel]) -> None:
-        """The kernel for calls of 1..len(kernels) rows (more rows: `linear`)."""
+        """The kernel for calls of 1..len(kernels) rows (more rows: `wide`)."""
         self.kernels = tuple(k if k in self.available else LINEAR for k in kernels)
         self.half = self._full.to(torch.float16) if HALF in self.kernels else None
         self.merged = None
@@ -124,14 +126,16 @@ class FusedProjections:
             update = (self.up @ self._full[self.width :]) * self.scale
             self.merged = (self.weight + update).to(torch.float16)
 
-    def _kernel(self, x: torch.Tensor) -> Kernel:
+    def _kernel(self, x: torch.Tensor, mixed: bool = False) -> Kernel:
         rows = x.numel() // x.shape[-1]
-        return self.kernels[rows - 1] if rows <= len(self.kernels) else LINEAR
+        table = self.mixed if mixed and self.mixed else self.kernels
+        return table[rows - 1] if rows <= len(table) else self.wide
 
-    def product(self, x: torch.Tensor, width: int) -> torch.Tensor:
-        """x times the first `width` rows of the fused weight, plus the bias, by the kernel for x's rows."""
+    def product(self, x: torch.Tensor, width: int, mixed: bool = False) -> torch.Tensor:
+        """x times the first `width` rows of the fused weight, plus the bias, by the kernel for x's rows
+        (`mixed`: from the table for calls that mix text rows with gap rows)."""
         rows = x.numel() // x.shape[-1]
-        kernel = self._kernel(x)
+        kernel = self._kernel(x, mixed)
         bias = None if self.bias is None else F.pad(self.bias, (0, width - self.width))
         if kernel == BLOCKS and self.blocks is not None:
             y = self.blocks(x)
@@ -140,7 +144,7 @@ class FusedProjections:
         elif kernel == HALF and self.half is not None:
             y = F.linear(x.to(torch.float16), self.half[:width]).to(x.dtype)
         elif kernel == COLUMNS:
-            y = (self._full[:width] @ x.reshape(rows, x.shape[-1]).t()).t().reshape(*x.shape[:-1], width)
+            y = (self._full[:width] @ x.reshape(rows, x.shape[-1]).t()).t().contiguous().view(*x.shape[:-1], width)
         else:
             return F.linear(x, self._full[:width], bias)
         return y if bias is None else y + bias
@@ -155,7 +159,9 @@ class FusedProjections:
             # costs what the base's product costs, where the low-rank products cost a fifth of a step.
             y = F.linear(x.to(torch.float16), self.merged).to(x.dtype)
             return torch.split(y if self.bias is None else y + self.bias, self.sizes, -1)
-        y = self.product(x, self._full.shape[0])
+        # A call that mixes text rows with gap rows (the first step after an edit) is no decoding step:
+        # the kernel that gives a row the same bits beside other rows need not serve it.
+        y = self.product(x, self._full.shape[0], mixed=not adapt.every_row)
         base, mid = y[..., : self.width], y[..., self.width :]
         if adapt.every_row:
             base = base + F.linear(mid, self.up) * self.scale
