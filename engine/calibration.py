@@ -28,7 +28,16 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from engine.models.projections import COLUMNS, HALF, KERNELS, LINEAR, MAX_TABLE_ROWS, FusedProjections, Kernel
+from engine.models.projections import (
+    COLUMNS,
+    HALF,
+    KERNELS,
+    LINEAR,
+    MAX_TABLE_ROWS,
+    MAX_WIDE_ROWS,
+    FusedProjections,
+    Kernel,
+)
 from engine.models.transformer import Transformer
 
 MIN_WEIGHT_BYTES = 32 << 20  # below this the weights stay in cache: nothing to gain from float16
@@ -38,7 +47,7 @@ EXACT = (LINEAR, COLUMNS)  # the kernels that keep a float32 model's results
 HOPELESS = 1.5  # a candidate this much slower than the fastest after a round is not timed again
 COST_ROWS = (1, 2, 3, 5, 9, 16)  # query rows whose forward is timed for `row_cost` (between: interpolated)
 MOST_ROWS = max(COST_ROWS)
-WIDE_ROWS = (48, 256)  # rows of the calls timed for the kernel of calls over MAX_TABLE_ROWS rows
+WIDE_ROWS = (48, MAX_WIDE_ROWS)  # rows of the calls timed for the kernel of calls over MAX_TABLE_ROWS rows
 VERSION = 8
 
 

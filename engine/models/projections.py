@@ -51,7 +51,9 @@ weight times the rows' transpose (a CPU runs it at the weight's memory bound for
 rows-first product falls onto a slower kernel), `half` rows first on a float16 copy of the weight (half
 the bytes to read: faster for one row on a memory-bound CPU, slower than float32 from a few rows on),
 `blocks` on the checkpoint's own 4- or 8-bit blocks (`engine.block_products`, when it came in them)."""
-MAX_TABLE_ROWS = 16  # calls with more rows (prefill) run the product's `wide` kernel
+MAX_TABLE_ROWS = 16  # calls with more rows (prefill) run the product's `wide` kernel...
+MAX_WIDE_ROWS = 256  # ...up to this many rows, the most it is timed at; beyond, `linear` (a 1,024-token
+# prefill ran 1.2-1.5x slower on the columns-first product that won at 48 and 256 rows)
 
 
 def default_kernels(device: torch.device) -> tuple[Kernel, ...]:
@@ -129,7 +131,9 @@ class FusedProjections:
     def _kernel(self, x: torch.Tensor, mixed: bool = False) -> Kernel:
         rows = x.numel() // x.shape[-1]
         table = self.mixed if mixed and self.mixed else self.kernels
-        return table[rows - 1] if rows <= len(table) else self.wide
+        if rows <= len(table):
+            return table[rows - 1]
+        return self.wide if rows <= MAX_WIDE_ROWS else LINEAR
 
     def product(self, x: torch.Tensor, width: int, mixed: bool = False) -> torch.Tensor:
         """x times the first `width` rows of the fused weight, plus the bias, by the kernel for x's rows

@@ -13,7 +13,7 @@ from engine.calibration import UNMEASURED, _row_invariant, _table, calibration_f
 from engine.drafting import DraftPolicy, Plan
 from engine.models.anchored import GapAdapt
 from engine.models.layers import DOWN, GATE_UP, OUT, QKV, Projections
-from engine.models.projections import COLUMNS, HALF, KERNELS, LINEAR, MAX_TABLE_ROWS
+from engine.models.projections import COLUMNS, HALF, KERNELS, LINEAR, MAX_TABLE_ROWS, MAX_WIDE_ROWS
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +127,22 @@ def test_decoding_cost_weighs_the_few_row_forwards_steps_mostly_run():
     assert min(timed, key=lambda k: decode_cost(timed[k])) == COLUMNS
     assert decode_cost({1: 50.0}) == 50.0  # weights are normalised over the row counts timed
     assert _table({1: LINEAR, 2: COLUMNS, 8: LINEAR})[:9] == (LINEAR,) + (COLUMNS,) * 6 + (LINEAR,) * 2
+
+
+def test_calls_past_the_table_take_the_wide_kernel_up_to_the_rows_it_was_timed_at(anchored):
+    p = anchored.loaded.model.products()[0]
+    saved = p.wide, p.mixed
+    try:
+        p.wide, p.mixed = COLUMNS, (HALF,) * 4
+        width = p.weight.shape[1]
+        assert p._kernel(torch.zeros(1, MAX_TABLE_ROWS + 1, width)) == COLUMNS
+        assert p._kernel(torch.zeros(1, MAX_WIDE_ROWS, width)) == COLUMNS
+        assert p._kernel(torch.zeros(1, MAX_WIDE_ROWS + 1, width)) == LINEAR  # a long prefill
+        assert p._kernel(torch.zeros(1, 3, width), mixed=True) == HALF
+        assert p._kernel(torch.zeros(1, 5, width), mixed=True) == COLUMNS  # past the mixed table
+        assert p._kernel(torch.zeros(1, 3, width)) == p.kernels[2]
+    finally:
+        p.wide, p.mixed = saved
 
 
 def test_drafting_follows_what_rows_cost():
