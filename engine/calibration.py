@@ -3,10 +3,11 @@
 A small model's step on a CPU is bound by reading its weights, and how fast a product runs depends on the
 row count in ways no rule of thumb gets right on every machine (float16 weights halve the bytes but have no
 fast kernel for many rows on AVX2; a rows-first float32 product falls onto a slow kernel for 2-16 rows). So
-the engine picks, for every fused weight shape of the model, the kernel the product offers
-(`projections.KERNELS`) that makes a whole forward fastest for decoding (`measure`), and measures how much a
-forward over k query rows costs against one over a single row (`row_cost`), which decides how far the
-sampler drafts (`engine.drafting`).
+the engine times whole forwards (`measure`) and picks one kernel (`projections.KERNELS`) for every product
+of a decoding step, the fastest of those that keep a row's bits whatever rows run beside it, plus the
+kernels for calls that mix text with gap rows and for calls of many rows, and measures how much a forward
+over k query rows costs against one over a single row (`row_cost`), which decides how far the sampler
+drafts (`engine.drafting`).
 
 Models whose weights fit in a CPU's caches (the tests' tiny models) are not measured: the defaults stand
 (`projections.default_kernels`, drafting as on a GPU), and results stay exactly float32. On CUDA nothing is
