@@ -117,8 +117,6 @@ def _cpu_name() -> str:
         return platform.processor()
 
 
-
-
 def measure(model: Transformer) -> Calibration:
     """Choose the kernel by timing whole forwards, then measure the forward's row cost.
 
@@ -195,7 +193,10 @@ def _race(timer: _ForwardTimer, products: list[FusedProjections], candidates: li
 def _row_invariant(products: list[FusedProjections], kernel: Kernel) -> bool:
     """Whether `kernel` gives each row of a 1..MOST_ROWS-row call exactly what it gives the row alone,
     for one product of every shape."""
-    first = {p.shape_key: p for p in reversed(products) if kernel in p.available}
+    first: dict[str, FusedProjections] = {}
+    for p in products:
+        if kernel in p.available:
+            first.setdefault(p.shape_key, p)
     generator = torch.Generator().manual_seed(0)
     with torch.inference_mode():
         for p in first.values():

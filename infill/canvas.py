@@ -250,8 +250,8 @@ def _crop(text: str, spots: list[Spot], tokenizer: Any, budget: int) -> tuple[in
         snapped = min(-(-top // START_GRID) * START_GRID, first)
         left += sum(line_cost(line) for line in range(top, snapped))
         top = snapped
-        while below < count and line_cost(below) <= left:
-            left -= line_cost(below)
+        while below < count and (cost := line_cost(below)) <= left:
+            left -= cost
             below += 1
     start = lines.line_start(top)
     end = lines.line_end(below - 1, with_break=True)
