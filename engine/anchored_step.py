@@ -25,6 +25,7 @@ import torch
 from engine.anchored_kv import AnchoredKV
 from engine.canvas_batch import CanvasBatch, query_positions
 from engine.doc_cache import DocKV
+from engine.models import segment_attention
 from engine.models.anchored import (
     AnchoredContext,
     AnchoredModel,
@@ -35,6 +36,7 @@ from engine.models.anchored import (
     right_view,
 )
 from engine.models.layers import apply_rotary, rotary_tables
+from engine.models.segment_attention import WIDE
 from engine.params import DenoiseParams
 
 if TYPE_CHECKING:
@@ -162,7 +164,9 @@ class AnchoredPredictor:
             view = RightView(view.index[group], view.shift[group], view.gap[group])
         copies_stale = self.kv.copies_of != key or bool(torch.isin(query, view.index).any())
         allowed, right = attention(segments[group], query, committed, view)
-        adapt = GapAdapt(self.model.adapter, gap[group].gather(1, query), allowed, right, self.params.adapter)
+        segments_plan = segment_attention.plan(segments[group], query) if query.shape[1] > WIDE else None
+        adapt = GapAdapt(self.model.adapter, gap[group].gather(1, query), allowed, right, self.params.adapter,
+                         segments_plan)
         ctx = AnchoredContext(self.kv.select(group), view, self.model.shape.rope_theta, query_index=query,
                               adapt=adapt, canvas_width=self.kv.width, copies_stale=copies_stale)
         slot = torch.full_like(x, -1)

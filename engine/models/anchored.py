@@ -39,7 +39,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine.models.layers import ForwardContext, LayerKV, apply_rotary, fused_groups, rotary_tables
+from engine.models import segment_attention
+from engine.models.layers import ForwardContext, LayerKV, apply_rotary, fused_groups, rotary_tables, sdpa
+from engine.models.segment_attention import SegmentPlan
 from engine.models.transformer import ModelShape, Transformer
 
 LOGITS_SHIFTED = True
@@ -98,23 +100,35 @@ class Adapter(nn.Module):
 
 
 class GapAdapt:
-    """One forward's use of the adapter (`layers.Adapt`): LoRA on the gap rows, and the attention mask
-    `allowed` (B, 1, Q, S) plus, where `right` (B, 1, Q, S) holds, the committed rows' right bias.
+    """One forward's use of the adapter (`layers.Adapt`): LoRA on the gap rows, and attention by the mask
+    `allowed` (B, 1, Q, S) plus, where `right` (B, 1, Q, S) holds, the committed rows' right bias. With a
+    `segments` plan (a wide forward: `segment_attention`), fixed text attends by segment on the causal
+    kernel and the masks are built for the gap rows alone.
 
     Rows outside `gap` are untouched, bit for bit (index_add adds to the listed rows only). With
     `enabled` False no LoRA runs and the `right` pairs are closed."""
 
     def __init__(self, adapter: Adapter, gap: torch.Tensor, allowed: torch.Tensor, right: torch.Tensor | None,
-                 enabled: bool = True) -> None:
+                 enabled: bool = True, segments: SegmentPlan | None = None) -> None:
         self.adapter = adapter
         self.rows = gap.flatten().nonzero().flatten() if enabled else gap.new_zeros(0, dtype=torch.long)
-        self.every_row = enabled and self.rows.numel() == gap.numel()  # a decode step: no rows to pick
+        self.every_row = enabled and self.rows.numel() == gap.numel()  # a decoding step: no rows to pick
         self.enabled = enabled
-        dtype = adapter.mask_embed.dtype
+        self.segments = segments
         if right is not None and not enabled:
             allowed, right = allowed & ~right, None
-        self.base = torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, float("-inf"))
-        self.right = right.to(dtype) if right is not None and bool(right.any()) else None
+        if segments is None:
+            self.masks = {-1: self._float_masks(allowed, right)}
+        else:
+            self.masks = {g.b: self._float_masks(allowed[g.b : g.b + 1].index_select(2, g.rows),
+                                                 None if right is None else right[g.b : g.b + 1].index_select(2, g.rows))
+                          for g in segments.gaps}
+
+    def _float_masks(self, allowed: torch.Tensor, right: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(additive base mask, the pairs that take the right bias, or None when there are none)."""
+        dtype = self.adapter.mask_embed.dtype
+        base = torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, float("-inf"))
+        return base, (right.to(dtype) if right is not None and bool(right.any()) else None)
 
     def project(self, layer: int, name: str, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         if self.rows.numel() == 0:
@@ -128,10 +142,16 @@ class GapAdapt:
     def _delta(self, lora: LoRA, x: torch.Tensor) -> torch.Tensor:
         return F.linear(F.linear(x, lora.A), lora.B) * self.adapter.shape.scale
 
-    def attn_mask(self, layer: int) -> torch.Tensor:
-        if self.right is None:
-            return self.base
-        return self.base + self.right * self.adapter.right_bias[layer][None, :, None, None]
+    def _mask(self, layer: int, key: int) -> torch.Tensor:
+        base, right = self.masks[key]
+        if right is None:
+            return base
+        return base + right * self.adapter.right_bias[layer][None, :, None, None]
+
+    def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        if self.segments is None:
+            return sdpa(q, k, v, self._mask(layer, -1))
+        return segment_attention.attend(self.segments, q, k, v, lambda g: self._mask(layer, g.b), sdpa)
 
 
 class AnchoredModel(Transformer):

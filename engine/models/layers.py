@@ -80,14 +80,17 @@ class LayerKV:
 class Adapt(Protocol):
     """What a model family adds to the shared blocks (the anchored family's adapter): a change to each
     projection's output (`project`, or a low-rank update folded into fused projections applied to the
-    flattened `rows`, all of them when `every_row`), and the attention mask of each layer."""
+    flattened `rows`, all of them when `every_row`), and each layer's attention (`attend`, by its mask)."""
 
     rows: torch.Tensor
     every_row: bool
 
     def project(self, layer: int, name: str, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor: ...
 
-    def attn_mask(self, layer: int) -> torch.Tensor | None: ...
+    def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """The attention (B, H, Q, D) of queries `q` over keys `k` and values `v` in `layer`, by the
+        family's mask."""
+        ...
 
 
 @dataclass
@@ -162,20 +165,27 @@ class Attention(nn.Module):
         if ctx is not None:
             k, v = ctx.keys(layer, k, v)
         if adapt is not None:
-            mask = adapt.attn_mask(layer)
-        elif ctx is not None and ctx.attn_mask is not None:
-            mask = ctx.attn_mask
+            out = adapt.attend(layer, q, k, v)
         else:
-            mask = None if key_mask is None else key_mask[:, None, None, :]  # (B, 1, 1, S)
-        gqa = self.kv_heads != self.heads
-        if gqa and mask is not None and q.is_cuda:
-            # CUDA's memory-efficient kernel (the one that takes a padding mask) has no GQA support.
-            k = k.repeat_interleave(self.heads // self.kv_heads, dim=1)
-            v = v.repeat_interleave(self.heads // self.kv_heads, dim=1)
-            gqa = False
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa)
+            mask = ctx.attn_mask if ctx is not None else None
+            if mask is None and key_mask is not None:
+                mask = key_mask[:, None, None, :]  # (B, 1, 1, S)
+            out = sdpa(q, k, v, mask)
         out = out.transpose(1, 2).reshape(b, t, -1)
         return self.out(out, adapt, layer)[0]
+
+
+def sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None,
+         is_causal: bool = False) -> torch.Tensor:
+    """Scaled dot-product attention of q (B, H, Q, D) over k, v (B, H_kv, S, D), grouped-query when
+    H_kv < H."""
+    gqa = k.shape[1] != q.shape[1]
+    if gqa and mask is not None and q.is_cuda:
+        # CUDA's memory-efficient kernel (the one that takes a padding mask) has no GQA support.
+        groups = q.shape[1] // k.shape[1]
+        k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+        gqa = False
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal, enable_gqa=gqa)
 
 
 def fused_kernels_only(device: torch.device) -> contextlib.AbstractContextManager[object]:

@@ -221,3 +221,58 @@ def test_a_span_end_closes_the_span_and_keeps_what_was_written(anchored, thresho
     never = _EndAfter(10**6)
     assert anchored.infill([InfillRequest(canvas, max_grow=16, span_ends=(never, never))], params)[0].canvas \
         == free.canvas
+
+
+def _predict_fresh(anchored, canvases: list[list[int]], written: int) -> torch.Tensor:
+    """Logits of the first step (every fixed token a query) over `canvases`, each gap's first `written`
+    masks holding a token."""
+    from engine.anchored_step import AnchoredPredictor
+    from engine.canvas_batch import CanvasBatch
+
+    sp = anchored.special
+    batch = CanvasBatch.build(canvases, list(range(len(canvases))), sp.mask_id, sp.pad_id, torch.device("cpu"))
+    for b, row in enumerate(batch.rows):
+        for start, _ in row.spans:
+            batch.x[b, start : start + written] = 7
+    predictor = AnchoredPredictor(anchored.loaded, batch, DenoiseParams())
+    with torch.inference_mode():
+        return predictor.predict(batch, batch.leading_masks(3), torch.zeros_like(batch.masked))[0]
+
+
+def test_a_wide_forward_attends_by_segment_as_one_masked_kernel_does(anchored, monkeypatch):
+    """A wide forward (a prefill) runs fixed text segment by segment on the causal kernel and the gap rows
+    by their mask (`segment_attention`): the same logits as one masked kernel over every query, for two
+    canvases of different lengths (padded queries), two spans, and committed gap tokens (right bias)."""
+    import engine.anchored_step as step
+
+    sp, tok = anchored.special, anchored.tokenizer
+    short = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
+    canvases = [_multi_spot(anchored), short]
+    monkeypatch.setattr(step, "WIDE", 10**9)
+    masked = _predict_fresh(anchored, canvases, written=2)
+    monkeypatch.setattr(step, "WIDE", 0)
+    by_segment = _predict_fresh(anchored, canvases, written=2)
+    assert torch.allclose(masked, by_segment, atol=1e-5, rtol=1e-5)
+
+
+def test_segment_attention_serves_keystrokes_and_growth_as_the_mask_does(anchored, monkeypatch):
+    """With every forward attending by segment (text queries that start inside their segment after a
+    keystroke reuses the cached prefix, spans that grow), requests write what the masked kernel writes."""
+    import engine.anchored_step as step
+
+    sp, tok = anchored.special, anchored.tokenizer
+    suffix = tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id]
+    first = [sp.bos_id] + tok.encode("def area(w, h):\n    return") + [sp.mask_id] * 6 + suffix
+    second = [sp.bos_id] + tok.encode("def area(w, h):\n    area = w\n    return") + [sp.mask_id] * 6 + suffix
+    params = DenoiseParams(threshold=0.3)
+
+    def run(doc: str) -> list[list[int]]:
+        anchored.infill([InfillRequest(first, doc_id=doc)], params)
+        warm = anchored.infill([InfillRequest(second, doc_id=doc)], params)[0]
+        grown = anchored.infill([InfillRequest(_multi_spot(anchored), max_grow=16)], params)[0]
+        return [warm.canvas, grown.canvas]
+
+    monkeypatch.setattr(step, "WIDE", 10**9)
+    masked = run("masked")
+    monkeypatch.setattr(step, "WIDE", 0)
+    assert run("by segment") == masked
