@@ -51,6 +51,12 @@ def build_anchored(base: str, shape: AdapterShape, device: torch.device, dtype: 
     return model, folder
 
 
+def meta_anchored(base: Path, shape: AdapterShape) -> AnchoredModel:
+    """The model of base cache folder `base` with an adapter of `shape`, every tensor on the meta device
+    (for `engine.prepared` to fill)."""
+    return on_meta(lambda: AnchoredModel(read_shape(base), shape))
+
+
 def init_adapter(model: AnchoredModel) -> None:
     from engine.models.anchored import CLOSED
 

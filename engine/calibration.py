@@ -25,6 +25,7 @@ import platform
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -64,6 +65,13 @@ class Calibration:
     wide: str = LINEAR
     mixed: tuple[str, ...] = ()
 
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Calibration:
+        """The calibration `asdict` gave `data`."""
+        return Calibration({k: tuple(v) for k, v in data["kernels"].items()},
+                           {k: tuple(v) for k, v in data["exact"].items()}, tuple(data["row_cost"]),
+                           data["wide"], tuple(data["mixed"]))
+
     def apply(self, model: Transformer, half: bool) -> None:
         """Set every fused product's kernels; `half` False keeps the model exactly float32."""
         tables = self.kernels if half else self.exact
@@ -87,9 +95,7 @@ def calibration_for(model: Transformer, device: torch.device) -> Calibration:
     try:
         data = json.loads(path.read_text())
         if data.get("version") == VERSION:
-            return Calibration({k: tuple(v) for k, v in data["kernels"].items()},
-                               {k: tuple(v) for k, v in data["exact"].items()}, tuple(data["row_cost"]),
-                               data["wide"], tuple(data["mixed"]))
+            return Calibration.from_json(data)
     except (OSError, ValueError, KeyError):
         pass
     found = measure(model)

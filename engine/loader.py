@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,7 @@ import torch
 from engine.calibration import UNMEASURED, Calibration, calibration_for
 from engine.checkpoint import CheckpointError, load_weights, read_json, weight_files
 from engine.drafting import DraftPolicy
+from engine.models.projections import BLOCKS
 from engine.models.registry import Family, family_of
 from engine.models.transformer import Transformer, on_meta
 
@@ -251,24 +253,72 @@ def _prepare(model: Transformer, dtype: str | None, device: torch.device,
         attach_blocks(model, blocks)
     calibration = calibration_for(model, device)
     calibration.apply(model, half=dtype in (None, "", "auto"))
+    for product in model.products():
+        if BLOCKS not in (*product.kernels, *product.mixed, product.wide):
+            product.blocks = None  # blocks no call runs: their memory and their runtime sessions go
     return calibration
+
+
+def _prepared_path(device: torch.device, dtype: str | None, sources: list[Path | None]) -> Path | None:
+    """Where this load's prepared weights are kept (`engine.prepared`): CPU loads of the engine's choice."""
+    if device.type != "cpu" or dtype not in (None, "", "auto"):
+        return None
+    from engine.prepared import path_for
+
+    return path_for(sources, "auto")
+
+
+def _restore(path: Path | None, build_meta: Callable[[], Transformer]) -> tuple[Transformer, Calibration] | None:
+    """The model from its prepared file, or None (no file, or one this code cannot use: rebuilt)."""
+    if path is None or not path.exists():
+        return None
+    from engine.prepared import restore
+
+    try:
+        return restore(path, build_meta)
+    except (OSError, ValueError, KeyError, RuntimeError):
+        path.unlink(missing_ok=True)
+        return None
+
+
+def _keep(path: Path | None, model: Transformer, calibration: Calibration, dtype: str | None) -> None:
+    """Keep the prepared weights of a model worth it (calibrated: big enough to gain from float16)."""
+    from engine.prepared import keepable, save
+
+    if path is None or calibration == UNMEASURED or not keepable(model, calibration):
+        return
+    try:
+        save(path, model, calibration, half=dtype in (None, "", "auto"))
+    except OSError:
+        pass  # a read-only or full cache costs the next load its time, nothing else
 
 
 def _load_anchored(spec: str | os.PathLike[str], folder: Path, cfg: dict[str, Any], family: Family, dev: torch.device,
                    dt: torch.dtype, dtype: str | None) -> LoadedModel:
     """A GGUF base (`cfg["base"]`) plus the folder's adapter; the tokenizer comes with the base."""
 
-    from engine.anchored_load import ADAPTER_FILE, adapter_shape, build_anchored
-    from engine.gguf_base import GGUFError
+    from engine.anchored_load import ADAPTER_FILE, adapter_shape, build_anchored, meta_anchored
+    from engine.gguf_base import GGUFError, base_folder
 
+    adapter = folder / ADAPTER_FILE
     try:
-        model, base = build_anchored(str(cfg["base"]), adapter_shape(cfg), dev, dt, folder / ADAPTER_FILE)
+        base = base_folder(str(cfg["base"]))
+        shape = adapter_shape(cfg)
+        kept = _prepared_path(dev, dtype, [folder / "config.json", base / "config.json",
+                                           adapter if adapter.exists() else None])
+        restored = _restore(kept, lambda: meta_anchored(base, shape))
+        if restored is None:
+            model, base = build_anchored(str(cfg["base"]), shape, dev, dt, adapter)
     except (GGUFError, CheckpointError) as exc:
         raise ModelLoadError(f"model {spec}: {exc}") from None
     except KeyError as exc:
         raise ModelLoadError(f"model {spec}: config.json has no {exc}") from None
     tokenizer = _fast_tokenizer(spec, base)
-    calibration = _prepare(model, dtype, dev, _blocks(base, dev, dtype))
+    if restored is not None:
+        model, calibration = restored  # type: ignore[assignment]
+    else:
+        calibration = _prepare(model, dtype, dev, _blocks(base, dev, dtype))
+        _keep(kept, model, calibration, dtype)
     max_length = min(int(cfg.get("context", cfg.get("max_position_embeddings", 4096))), CONTEXT_CAP)
     eos = int(cfg.get("eos_token_id", 0))
     special = SpecialTokens(mask_id=model.mask_id, eos_id=eos, pad_id=int(cfg.get("pad_token_id", eos)),

@@ -103,16 +103,39 @@ class FusedProjections:
     def attach_low_rank(self, downs: Sequence[torch.Tensor], ups: Sequence[torch.Tensor], scale: float) -> None:
         """Fold a LoRA in: `downs[i]` (r, d_in) and `ups[i]` (out_i, r) for the i-th projection."""
         rank = sum(d.shape[0] for d in downs)
-        self._full = torch.cat([self.weight, *[d.to(self.weight.dtype) for d in downs]])
+        self._full = _joined([self.weight, *[d.to(self.weight.dtype) for d in downs]])
         self.weight = self._full[: self.width]
         self._rebind()
         up = self.weight.new_zeros((self.width, rank))
         row = col = 0
         for size, u in zip(self.sizes, ups):
-            up[row : row + size, col : col + u.shape[1]] = u
+            if not up.is_meta:
+                up[row : row + size, col : col + u.shape[1]] = u
             row, col = row + size, col + u.shape[1]
         self.up, self.scale = up, scale
         self.set_kernels(self.kernels)
+
+    def prepared(self) -> dict[str, torch.Tensor]:
+        """The tensors this product runs on (`engine.prepared` keeps them on disk)."""
+        named = {"full": self._full, "bias": self.bias, "up": self.up, "half": self.half, "merged": self.merged}
+        return {k: v for k, v in named.items() if v is not None}
+
+    def storage(self) -> int:
+        """The address of the fused matrix's storage, which the `nn.Linear` weights view."""
+        return self._full.untyped_storage().data_ptr()
+
+    def restore(self, tensors: dict[str, torch.Tensor]) -> None:
+        """Take `prepared()`'s tensors of an identical product (built on the meta device, fused, kernels
+        set): the float16 copies are used as they are, not made again."""
+        if (tensors["full"].shape != self._full.shape or (HALF in self.kernels) != ("half" in tensors)
+                or (self.up is None) != ("up" not in tensors)):
+            raise ValueError(f"a prepared product of shape {self.shape_key} does not fit")
+        self._full = tensors["full"]
+        self.weight = self._full[: self.width]
+        self.bias = tensors.get("bias")
+        self.up = tensors.get("up")
+        self.half, self.merged = tensors.get("half"), tensors.get("merged")
+        self._rebind()
 
     @property
     def available(self) -> tuple[Kernel, ...]:
@@ -122,11 +145,13 @@ class FusedProjections:
     def set_kernels(self, kernels: Sequence[Kernel]) -> None:
         """The kernel for calls of 1..len(kernels) rows (more rows: `wide`)."""
         self.kernels = tuple(k if k in self.available else LINEAR for k in kernels)
-        self.half = self._full.to(torch.float16) if HALF in self.kernels else None
+        self.half = _to_half(self._full) if HALF in self.kernels else None
         self.merged = None
         if self.half is not None and self.up is not None:
-            update = (self.up @ self._full[self.width :]) * self.scale
-            self.merged = (self.weight + update).to(torch.float16)
+            if self._full.is_meta:
+                self.merged = _to_half(self.weight)
+            else:
+                self.merged = torch.addmm(self.weight, self.up, self._full[self.width :], alpha=self.scale).half()
 
     def _kernel(self, x: torch.Tensor, mixed: bool = False) -> Kernel:
         rows = x.numel() // x.shape[-1]
@@ -181,5 +206,19 @@ class FusedProjections:
 
 
 def _joined(tensors: list[torch.Tensor]) -> torch.Tensor:
-    """`tensors` stacked along the first dimension; a single one as it is (no copy)."""
-    return tensors[0] if len(tensors) == 1 else torch.cat(tensors)
+    """`tensors` stacked along the first dimension; a single one as it is (no copy). On the meta device only
+    the shape is made: a model built there is fused for `engine.prepared` to fill in, and torch's meta
+    kernels for cat and matmul import its compiler (2.5 s) on first use."""
+    if len(tensors) == 1:
+        return tensors[0]
+    if tensors[0].is_meta:
+        rows = sum(t.shape[0] for t in tensors)
+        return torch.empty((rows, *tensors[0].shape[1:]), dtype=tensors[0].dtype, device="meta")
+    return torch.cat(tensors)
+
+
+def _to_half(tensor: torch.Tensor) -> torch.Tensor:
+    """A float16 copy (on the meta device, the shape alone; see `_joined`)."""
+    if tensor.is_meta:
+        return torch.empty(tensor.shape, dtype=torch.float16, device="meta")
+    return tensor.to(torch.float16)

@@ -1,0 +1,117 @@
+"""A model's inference weights as a load leaves them, kept on disk so that the next process maps them.
+
+On a CPU the bundled model's load dequantizes the GGUF base (0.5 s on 2 threads), fuses each block's
+projections with the adapter's down-projections (0.2 s) and makes the float16 copies the calibration chose
+(0.5 s), in every process: a third of a cold `dcomplete infill`. What comes out depends only on the
+checkpoint's files, the calibration and this code, so the first load writes it (fused float32 matrices, their
+float16 copies, the rest of the state, and the calibration) to one safetensors file under the cache root,
+and later loads map that file and hand its tensors to a model built on the meta device: the weights are
+read once, by the page faults of the first forward.
+
+Only products that run on the fused float32 matrix or its float16 copies are kept; a load that attached a
+checkpoint's own 4-bit blocks (`engine.block_products`) or int8 weights builds as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from engine.calibration import VERSION as CALIBRATION_VERSION
+from engine.calibration import Calibration
+from engine.models.projections import BLOCKS
+from engine.models.transformer import Transformer
+
+FORMAT = 1
+KEEP = 2  # prepared files kept per cache folder (newest first): a changed adapter replaces the old ones
+
+
+def path_for(sources: Sequence[Path | None], options: str) -> Path:
+    """The prepared file of a model built from `sources` (checkpoint files: path, size and mtime name them,
+    as they do the modules that fuse the tensors) with `options` (the dtype asked for), on this machine's
+    CPU, threads and torch."""
+    from engine.calibration import _cpu_name
+    from engine.gguf_base import cache_root
+    from engine.models import anchored, layers, projections
+
+    code = [Path(m.__file__) for m in (projections, layers, anchored) if m.__file__]  # how tensors are fused
+    stamps = []
+    for source in [*sources, *code, Path(__file__)]:
+        if source is not None:
+            stat = source.stat()
+            stamps.append(f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}")
+    what = "|".join([*stamps, options, platform.machine(), _cpu_name(), str(torch.get_num_threads()),
+                     torch.__version__, os.environ.get("DCOMPLETE_CALIBRATION", ""), str(CALIBRATION_VERSION),
+                     str(FORMAT)])
+    return cache_root() / "prepared" / f"{hashlib.sha256(what.encode()).hexdigest()[:32]}.safetensors"
+
+
+def keepable(model: Transformer, calibration: Calibration) -> bool:
+    """Whether `model` (prepared) is all fused float32 and float16 tensors this module can restore."""
+    kernels = [*calibration.mixed, calibration.wide, *(k for table in calibration.kernels.values() for k in table)]
+    return BLOCKS not in kernels and all(p.blocks is None for p in model.products()) and bool(model.products())
+
+
+def save(path: Path, model: Transformer, calibration: Calibration, half: bool) -> None:
+    """Write `model`'s prepared tensors and `calibration` to `path` (atomically; a failure leaves no file)."""
+    from safetensors.torch import save_file
+
+    tensors: dict[str, torch.Tensor] = {}
+    fused = set()
+    for i, product in enumerate(model.products()):
+        for name, tensor in product.prepared().items():
+            tensors[f"product.{i}.{name}"] = tensor.contiguous()
+        fused.add(product.storage())
+    for name, tensor in model.state_dict().items():
+        if tensor.untyped_storage().data_ptr() not in fused:
+            tensors[f"state.{name}"] = tensor.contiguous()
+    meta = {"format": str(FORMAT), "half": "1" if half else "0", "calibration": json.dumps(asdict(calibration))}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        save_file(tensors, str(temp), metadata=meta)
+        temp.replace(path)
+    finally:
+        temp.unlink(missing_ok=True)
+    for old in sorted(path.parent.glob("*.safetensors"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]:
+        old.unlink(missing_ok=True)
+
+
+def restore(path: Path, build_meta: Callable[[], Transformer]) -> tuple[Transformer, Calibration]:
+    """The model `build_meta()` builds on the meta device, fused as a load fuses it, with the tensors of
+    `path`; raises ValueError when the file does not fill it."""
+    from safetensors import SafetensorError, safe_open
+    from safetensors.torch import load_file
+
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+        if meta.get("format") != str(FORMAT):
+            raise ValueError(f"{path}: not a prepared file of format {FORMAT}")
+        tensors = load_file(str(path))
+    except SafetensorError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    calibration = Calibration.from_json(json.loads(meta["calibration"]))
+    model = build_meta()
+    model.eval()
+    model.fuse_for_inference()
+    calibration.apply(model, half=meta.get("half") == "1")
+    state = {k.removeprefix("state."): v for k, v in tensors.items() if k.startswith("state.")}
+    model.load_state_dict(state, strict=False, assign=True)
+    for i, product in enumerate(model.products()):
+        prefix = f"product.{i}."
+        product.restore({k.removeprefix(prefix): v for k, v in tensors.items() if k.startswith(prefix)})
+    if getattr(model.shape, "tie_word_embeddings", False):
+        model.model.embed_tokens.weight = model.lm_head.weight
+    for p in model.parameters():
+        p.requires_grad_(False)
+    if any(t.is_meta for t in (*model.parameters(), *model.buffers())):
+        raise ValueError(f"{path}: does not hold every tensor of the model")
+    return model, calibration
