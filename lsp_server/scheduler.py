@@ -6,7 +6,8 @@ ticket is the job's `cancel` callable, which the denoising loop polls between st
 stops at the next step.
 
 - Supersede: a new ticket for a key (a document URI) cancels the previous ticket of that key. The
-  older request then answers with an empty result, never an error.
+  older request then answers with an empty result at once (never an error), while its job stops at its
+  next step on the worker.
 - Debounce: a request first sleeps `debounce_s` on the event loop; if a newer one arrived meanwhile it
   never reaches the worker, so a burst of keystrokes costs one inference.
 - `$/cancelRequest`: pygls cancels the handler's task; `run` turns that into `ticket.stop()` so the
@@ -18,13 +19,21 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from infill.tickets import Supersede
 from infill.tickets import Ticket as Ticket  # re-exported: session and commands import it from here
 
 T = TypeVar("T")
 CancelCheck = Callable[[], bool]
+
+
+STOP_POLL_S = 0.01  # how soon a stopped request is answered while its job still runs
+
+
+def _discard(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 class InferenceScheduler:
@@ -52,7 +61,15 @@ class InferenceScheduler:
             if ticket():
                 return None
             loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(self._executor, self._call, ticket, work)
+            future = loop.run_in_executor(self._executor, self._call, ticket, work)
+            while not future.done():
+                await asyncio.wait({future}, timeout=STOP_POLL_S)
+                if ticket() and not future.done():
+                    # Answered now: the worker stops at its next step, which may be a whole forward away,
+                    # and the editor need not wait for that; what the job raises then is dropped.
+                    future.add_done_callback(_discard)
+                    return None
+            result = future.result()
             return None if ticket() else result
         except asyncio.CancelledError:
             ticket.stop()

@@ -72,3 +72,25 @@ async def test_cancelling_the_task_stops_the_worker_at_its_next_step() -> None:
     after = await scheduler.run(scheduler.ticket("doc"), _steps_until_cancelled(log, "next", 1))
     assert after == "next" and time.perf_counter() - started < 0.5
     assert "cancelled slow" in log and "done slow" not in log
+
+
+async def test_a_superseded_request_is_answered_before_its_job_reaches_its_next_step() -> None:
+    """The job is inside one long step (a forward) when a newer request supersedes it: the old request
+    answers at once, and the new one runs when the worker is free."""
+    scheduler = InferenceScheduler()
+    inside, release = threading.Event(), threading.Event()
+
+    def one_long_step(cancel: CancelCheck) -> str:
+        inside.set()
+        release.wait(5)
+        return "old"
+
+    old = asyncio.ensure_future(scheduler.run(scheduler.ticket("doc"), one_long_step))
+    while not inside.is_set():
+        await asyncio.sleep(0.001)
+    new = asyncio.ensure_future(scheduler.run(scheduler.ticket("doc"), lambda cancel: "new"))
+    assert await asyncio.wait_for(old, 1.0) is None
+    assert not new.done()
+    release.set()
+    assert await new == "new"
+    scheduler.shutdown()
