@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -93,7 +94,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dcomplete: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:
-        import os
         import traceback
 
         if os.environ.get("DCOMPLETE_DEBUG"):
@@ -102,5 +102,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+QUICK_EXIT = ("infill",)
+"""Commands that leave nothing behind when they return (the file is written, the output printed): their
+process skips the interpreter's teardown, which spends 0.8 s freeing torch's state on a 2-core CPU, a
+seventh of a one-line `dcomplete infill`."""
+
+
+def entry() -> None:
+    """The `dcomplete` command line: `main`, then the exit."""
+    code = main()
+    if sys.argv[1:2] and sys.argv[1] in QUICK_EXIT:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except OSError:  # the reader went away: its output is lost either way
+            code = code or 1
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
