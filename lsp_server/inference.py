@@ -18,6 +18,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from infill.languages import LanguageSpec
+    from infill.spots import Spot
 
 logger = logging.getLogger(__name__)
 CancelCheck = Callable[[], bool]
@@ -194,24 +195,19 @@ class InferenceBackend:
     def complete(
         self,
         text: str,
-        offset: int,
+        spot: Spot,
         settings: Settings,
         language: str | LanguageSpec,
         doc_id: str,
         alternatives: int,
         cancel: CancelCheck,
     ) -> Outcome:
-        """Up to `alternatives` different completions at `offset`, deduplicated; empty when there is
-        nothing to complete there. The first is greedy at the planned length; alternatives come from
-        other lengths (one batch; not for an engine that writes left to right, where the mask count does not
-        decide the length), then from sampling with other seeds."""
-        import infill
-
+        """Up to `alternatives` different completions of `spot` (`infill.plan_completion`'s), deduplicated.
+        The first is greedy at the planned length; alternatives come from other lengths (one batch; not for
+        an engine that writes left to right, where the mask count does not decide the length), then from
+        sampling with other seeds."""
         engine = self._require_engine()
         started = time.perf_counter()
-        spot = infill.plan_completion(text, offset, language=language)
-        if spot is None:
-            return Outcome([])
         rounds: list[tuple[list[Any], int, float]] = [([spot], 0, 0.0)]
         if alternatives > 1:
             lengths = [spot] if engine.left_to_right else [spot, _resized(spot, 2.0), _resized(spot, 0.5)]

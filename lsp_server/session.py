@@ -16,6 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from infill.feedback import FeedbackLog
+from infill.windows import plan_completion
 
 from .completion import (
     CompletionQuery,
@@ -277,11 +278,17 @@ class Session:
         version = document.version
         debounce_s = settings.debounce_ms / 1000 if automatic else 0.0
         started = time.perf_counter()
+        invoked = alternatives > 1
+        # Planned here, not on the worker: a place with nothing to complete answers at once instead of
+        # waiting for the step the worker is in, and stops the job still running for older text.
+        spot = plan_completion(query.text, query.offset, language=document.language)
+        if spot is None:
+            self.scheduler.ticket(uri).stop()
+            self.memory.remember(query, document.language_id, settings.results_key, invoked, ())
+            return []
 
         def work(cancel: CancelCheck) -> Outcome:
-            return self.backend.complete(
-                query.text, query.offset, settings, document.language, uri, alternatives, cancel
-            )
+            return self.backend.complete(query.text, spot, settings, document.language, uri, alternatives, cancel)
 
         outcome = await self.run_job(uri, work, debounce_s)
         if outcome is None or outcome.cancelled:
@@ -291,7 +298,6 @@ class Session:
             suggestion = to_suggestion(query, replacement, settings.multiline)
             if suggestion is not None and suggestion not in suggestions:
                 suggestions.append(suggestion)
-        invoked = alternatives > 1
         self.memory.remember(query, document.language_id, settings.results_key, invoked, tuple(suggestions))
         if document.version != version:
             return None

@@ -57,7 +57,7 @@ async def test_bad_input_gets_one_clear_answer_and_the_server_keeps_serving(tmp_
                 "textDocument/inlineCompletion",
                 {
                     "textDocument": {"uri": URI},
-                    "position": {"line": 0, "character": 16},
+                    "position": {"line": 1, "character": 0},
                     "context": {"triggerKind": 1},
                 },
             )
