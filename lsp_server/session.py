@@ -285,6 +285,7 @@ class Session:
         if spot is None:
             self.scheduler.ticket(uri).stop()
             self.memory.remember(query, document.language_id, settings.results_key, invoked, ())
+            self._notify_status()
             return []
 
         def work(cancel: CancelCheck) -> Outcome:
