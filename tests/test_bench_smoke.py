@@ -19,7 +19,8 @@ def last_json(capsys: pytest.CaptureFixture[str]) -> dict:
 def test_speed(tiny_dream, capsys):
     speed.main(["--model", str(tiny_dream), "--cases", "1", "--context", "256"])
     out = last_json(capsys)
-    assert {"speedup_vs_naive", "speedup_vs_ar", "tokens_per_forward", "agreement"} <= out.keys()
+    assert {"speedup_vs_naive", "speedup_vs_ar", "request_speedup_vs_ar", "tokens_per_forward", "agreement"} <= out.keys()
+    assert all(row["request_speedup_vs_ar"] > 0 for row in out["rows"].values())
     assert set(out["rows"]) == {"line", "16", "32", "64"}
     assert 0.0 <= out["agreement"] <= 1.0 and out["tokens_per_forward"] >= 1.0
 
