@@ -265,7 +265,7 @@ def _prepared_path(device: torch.device, dtype: str | None, sources: list[Path |
         return None
     from engine.prepared import path_for
 
-    return path_for(sources, "auto")
+    return path_for(sources)
 
 
 def _restore(path: Path | None, build_meta: Callable[[], Transformer]) -> tuple[Transformer, Calibration] | None:
@@ -281,14 +281,14 @@ def _restore(path: Path | None, build_meta: Callable[[], Transformer]) -> tuple[
         return None
 
 
-def _keep(path: Path | None, model: Transformer, calibration: Calibration, dtype: str | None) -> None:
+def _keep(path: Path | None, model: Transformer, calibration: Calibration) -> None:
     """Keep the prepared weights of a model worth it (calibrated: big enough to gain from float16)."""
     from engine.prepared import keepable, save
 
-    if path is None or calibration == UNMEASURED or not keepable(model, calibration):
+    if path is None or calibration == UNMEASURED or not keepable(model):
         return
     try:
-        save(path, model, calibration, half=dtype in (None, "", "auto"))
+        save(path, model, calibration)
     except OSError:
         pass  # a read-only or full cache costs the next load its time, nothing else
 
@@ -318,7 +318,7 @@ def _load_anchored(spec: str | os.PathLike[str], folder: Path, cfg: dict[str, An
         model, calibration = restored  # type: ignore[assignment]
     else:
         calibration = _prepare(model, dtype, dev, _blocks(base, dev, dtype))
-        _keep(kept, model, calibration, dtype)
+        _keep(kept, model, calibration)
     max_length = min(int(cfg.get("context", cfg.get("max_position_embeddings", 4096))), CONTEXT_CAP)
     eos = int(cfg.get("eos_token_id", 0))
     special = SpecialTokens(mask_id=model.mask_id, eos_id=eos, pad_id=int(cfg.get("pad_token_id", eos)),

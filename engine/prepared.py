@@ -26,17 +26,16 @@ import torch
 
 from engine.calibration import VERSION as CALIBRATION_VERSION
 from engine.calibration import Calibration
-from engine.models.projections import BLOCKS
 from engine.models.transformer import Transformer
 
 FORMAT = 1
 KEEP = 2  # prepared files kept per cache folder (newest first): a changed adapter replaces the old ones
 
 
-def path_for(sources: Sequence[Path | None], options: str) -> Path:
+def path_for(sources: Sequence[Path | None]) -> Path:
     """The prepared file of a model built from `sources` (checkpoint files: path, size and mtime name them,
-    as they do the modules that fuse the tensors) with `options` (the dtype asked for), on this machine's
-    CPU, threads and torch."""
+    as they do the modules that fuse the tensors) with the kernels calibration picks (the only load that
+    keeps one), on this machine's CPU, threads and torch."""
     from engine.calibration import _cpu_name
     from engine.gguf_base import cache_root
     from engine.models import anchored, layers, projections
@@ -47,19 +46,19 @@ def path_for(sources: Sequence[Path | None], options: str) -> Path:
         if source is not None:
             stat = source.stat()
             stamps.append(f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}")
-    what = "|".join([*stamps, options, platform.machine(), _cpu_name(), str(torch.get_num_threads()),
+    what = "|".join([*stamps, platform.machine(), _cpu_name(), str(torch.get_num_threads()),
                      torch.__version__, os.environ.get("DCOMPLETE_CALIBRATION", ""), str(CALIBRATION_VERSION),
                      str(FORMAT)])
     return cache_root() / "prepared" / f"{hashlib.sha256(what.encode()).hexdigest()[:32]}.safetensors"
 
 
-def keepable(model: Transformer, calibration: Calibration) -> bool:
-    """Whether `model` (prepared) is all fused float32 and float16 tensors this module can restore."""
-    kernels = [*calibration.mixed, calibration.wide, *(k for table in calibration.kernels.values() for k in table)]
-    return BLOCKS not in kernels and all(p.blocks is None for p in model.products()) and bool(model.products())
+def keepable(model: Transformer) -> bool:
+    """Whether `model` (prepared) is all fused float32 and float16 tensors this module can restore: a
+    product keeps its checkpoint blocks only when a kernel it runs is `blocks`."""
+    return bool(model.products()) and all(p.blocks is None for p in model.products())
 
 
-def save(path: Path, model: Transformer, calibration: Calibration, half: bool) -> None:
+def save(path: Path, model: Transformer, calibration: Calibration) -> None:
     """Write `model`'s prepared tensors and `calibration` to `path` (atomically; a failure leaves no file)."""
     from safetensors.torch import save_file
 
@@ -72,7 +71,7 @@ def save(path: Path, model: Transformer, calibration: Calibration, half: bool) -
     for name, tensor in model.state_dict().items():
         if tensor.untyped_storage().data_ptr() not in fused:
             tensors[f"state.{name}"] = tensor.contiguous()
-    meta = {"format": str(FORMAT), "half": "1" if half else "0", "calibration": json.dumps(asdict(calibration))}
+    meta = {"format": str(FORMAT), "calibration": json.dumps(asdict(calibration))}
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_suffix(f".{os.getpid()}.tmp")
     try:
@@ -102,7 +101,7 @@ def restore(path: Path, build_meta: Callable[[], Transformer]) -> tuple[Transfor
     model = build_meta()
     model.eval()
     model.fuse_for_inference()
-    calibration.apply(model, half=meta.get("half") == "1")
+    calibration.apply(model, half=True)
     state = {k.removeprefix("state."): v for k, v in tensors.items() if k.startswith("state.")}
     model.load_state_dict(state, strict=False, assign=True)
     for i, product in enumerate(model.products()):

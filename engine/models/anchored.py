@@ -151,7 +151,7 @@ class GapAdapt:
     def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         if self.segments is None:
             return sdpa(q, k, v, self._mask(layer, -1))
-        return segment_attention.attend(self.segments, q, k, v, lambda g: self._mask(layer, g.b), sdpa)
+        return segment_attention.attend(self.segments, q, k, v, lambda g: self._mask(layer, g.b))
 
 
 class AnchoredModel(Transformer):

@@ -8,7 +8,8 @@ right-context copies) instead runs every product, and the anchored family's per-
 1,000-token prefill, rebuilt per layer, cost more than the attention itself (1.4 s of a 5.4 s prefill on a
 2-core CPU). Gap rows keep the full mask, built for their rows only.
 
-A `SegmentPlan` is computed once per forward from the layout; `attend` runs each layer by it. Padding
+A `SegmentPlan` (the text parts' masks included) is computed once per forward from the layout; `attend`
+runs each layer by it. Padding
 queries (a row with fewer queries repeats its first) get their first query's output, as the plain path
 gives them.
 """
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
+from engine.models.layers import sdpa
+
 WIDE = 64
 """Forwards with more query rows than this (a prefill, or the first step after a large edit) attend by
 segment; fewer rows run one masked kernel, where the mask is small and one call costs least."""
@@ -27,27 +30,24 @@ segment; fewer rows run one masked kernel, where the mask is small and one call 
 
 @dataclass(frozen=True)
 class TextPart:
-    """Queries [first, last) of batch row `b` (canvas positions `positions`), all in one fixed segment
-    whose keys start at canvas position `keys_from`."""
+    """Queries [first, last) of batch row `b`, all in one fixed segment, over its keys at canvas positions
+    `keys` (from the segment's start to the last query); `mask` None when the queries are those keys one
+    for one (`is_causal` then holds exactly), else (1, 1, n, keys) bool: a key no later than its query."""
 
     b: int
     first: int
     last: int
-    keys_from: int
-    positions: torch.Tensor
+    keys: slice
+    mask: torch.Tensor | None
 
-    @property
-    def keys_to(self) -> int:
-        return int(self.positions[-1]) + 1
 
-    def mask(self) -> torch.Tensor | None:
-        """None when the queries are the segment's keys one for one (`is_causal` then holds exactly),
-        else (1, 1, n, keys) bool: a key no later than its query."""
-        n = self.last - self.first
-        if n == self.keys_to - self.keys_from:
-            return None
-        keys = torch.arange(self.keys_from, self.keys_to, device=self.positions.device)
-        return (keys[None, :] <= self.positions[:, None])[None, None]
+def _text_part(b: int, first: int, last: int, keys_from: int, positions: torch.Tensor, last_position: int) -> TextPart:
+    """The part of queries [first, last) at canvas `positions`, the last of them `last_position`."""
+    keys = slice(keys_from, last_position + 1)
+    if last - first == keys.stop - keys.start:
+        return TextPart(b, first, last, keys, None)
+    at = torch.arange(keys.start, keys.stop, device=positions.device)
+    return TextPart(b, first, last, keys, (at[None, :] <= positions[:, None])[None, None])
 
 
 @dataclass(frozen=True)
@@ -92,31 +92,25 @@ def plan(segments: torch.Tensor, query: torch.Tensor) -> SegmentPlan:
             j = i
             while j < real and row_segments[row_query[j]] == seg:
                 j += 1
-            text.append(TextPart(b, i, j, starts[seg], query[b, i:j]))
+            text.append(_text_part(b, i, j, starts[seg], query[b, i:j], row_query[j - 1]))
             i = j
         if gap_rows:
             gaps.append(GapPart(b, torch.tensor(gap_rows, dtype=torch.long, device=query.device)))
     return SegmentPlan(text, gaps, padding)
 
 
-Sdpa = Callable[..., torch.Tensor]
-
-
 def attend(segment_plan: SegmentPlan, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-           gap_mask: Callable[[GapPart], torch.Tensor], sdpa: Sdpa) -> torch.Tensor:
+           gap_mask: Callable[[GapPart], torch.Tensor]) -> torch.Tensor:
     """Attention (B, H, Q, D) of queries `q` over keys `k`, `v` (B, H_kv, S + E, D) by `segment_plan`;
-    `gap_mask(part)` is the (1, H or 1, n, S + E) mask of a gap part's rows; `sdpa(q, k, v, mask,
-    is_causal)` the kernel."""
+    `gap_mask(part)` is the (1, H or 1, n, S + E) mask of a gap part's rows."""
     out = q.new_empty(q.shape)
     for t in segment_plan.text:
-        keys = slice(t.keys_from, t.keys_to)
-        mask = t.mask()
         out[t.b : t.b + 1, :, t.first : t.last] = sdpa(
-            q[t.b : t.b + 1, :, t.first : t.last], k[t.b : t.b + 1, :, keys], v[t.b : t.b + 1, :, keys],
-            mask, mask is None)
+            q[t.b : t.b + 1, :, t.first : t.last], k[t.b : t.b + 1, :, t.keys], v[t.b : t.b + 1, :, t.keys],
+            t.mask, t.mask is None)
     for g in segment_plan.gaps:
         rows = q[g.b : g.b + 1].index_select(2, g.rows)
-        out[g.b : g.b + 1].index_copy_(2, g.rows, sdpa(rows, k[g.b : g.b + 1], v[g.b : g.b + 1], gap_mask(g), False))
+        out[g.b : g.b + 1].index_copy_(2, g.rows, sdpa(rows, k[g.b : g.b + 1], v[g.b : g.b + 1], gap_mask(g)))
     for b, real in segment_plan.padding:
         out[b, :, real:] = out[b, :, :1]
     return out
