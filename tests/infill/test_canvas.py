@@ -77,19 +77,36 @@ def test_long_file_keeps_the_lines_nearest_the_spot_alternately() -> None:
     assert canvas.context_start > 0 and canvas.context_end < len(text)
 
 
+def _starts_while_writing(budget: int, written_from: int, count: int) -> tuple[list[int], list[int]]:
+    """(first line of each window, lines above the spot in it) as a user writes line after line."""
+    lines = [f"v{i} = {i}\n" for i in range(400)]
+    starts, above = [], []
+    for written in range(written_from, written_from + count):
+        text = "".join(lines[:written])
+        canvas = build_canvas(text, [Spot(len(text), len(text), 16, "line")], TOKENIZER, SPECIAL, budget, reserve=8)
+        assert len(canvas.ids) + 8 <= budget
+        starts.append(text[: canvas.context_start].count("\n"))
+        above.append(written - starts[-1])
+    return starts, above
+
+
 def test_a_window_keeps_its_start_while_the_user_writes_line_after_line() -> None:
     """The engine reuses the K/V of the prefix two canvases share: a cropped window must not start one
     line lower for every line written, or each request prefills the whole window again."""
-    lines = [f"value_{i} = compute({i})\n" for i in range(400)]
-    starts = []
-    for written in range(200, 200 + 3 * START_GRID):
-        text = "".join(lines[:written])
-        canvas = build_canvas(text, [Spot(len(text), len(text), 16, "line")], TOKENIZER, SPECIAL, 512, reserve=8)
-        assert len(canvas.ids) + 8 <= 512
-        starts.append(text[: canvas.context_start].count("\n"))
+    starts, above = _starts_while_writing(1024, 200, 3 * START_GRID)
+    assert min(above) >= 2 * START_GRID  # a window this large moves on the coarsest grid
     assert all(s % START_GRID == 0 for s in starts)
-    assert len(set(starts)) <= 4  # a new start once every START_GRID lines, not on every line
+    assert len(set(starts)) <= 5  # about one new start every START_GRID lines (they grow), not every line
     assert starts == sorted(starts)
+
+
+def test_a_window_of_few_lines_moves_on_a_finer_grid_and_keeps_half_of_them() -> None:
+    most = max(_starts_while_writing(256, 200, 1)[1])  # the lines a window of this budget holds
+    starts, above = _starts_while_writing(256, 200, 3 * START_GRID)
+    assert most < 2 * START_GRID and min(above) >= most // 2
+    grid = 1 << ((most // 2).bit_length() - 1)
+    assert all(s % grid == 0 for s in starts) and starts == sorted(starts)
+    assert len(set(starts)) <= 2 + 3 * START_GRID // grid
 
 
 def test_spots_that_cannot_fit_raise() -> None:
