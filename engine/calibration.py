@@ -32,9 +32,9 @@ import torch.nn.functional as F
 
 from engine.models.projections import (
     COLUMNS,
-    HALF,
     KERNELS,
     LINEAR,
+    LOW,
     MAX_TABLE_ROWS,
     MAX_WIDE_ROWS,
     FusedProjections,
@@ -50,7 +50,7 @@ HOPELESS = 1.5  # a candidate this much slower than the fastest after a round is
 COST_ROWS = (1, 2, 3, 5, 9, 16)  # query rows whose forward is timed for `row_cost` (between: interpolated)
 MOST_ROWS = max(COST_ROWS)
 WIDE_ROWS = (48, MAX_WIDE_ROWS)  # rows of the calls timed for the kernel of calls over MAX_TABLE_ROWS rows
-VERSION = 8
+VERSION = 9
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class Calibration:
         for product in model.products():
             if product.shape_key in tables:
                 product.set_kernels(tables[product.shape_key])
-            product.wide = self.wide
+            product.wide = self.wide if half or self.wide in EXACT else LINEAR
             product.mixed = self.mixed if half else ()
 
 
@@ -133,13 +133,13 @@ def measure(model: Transformer) -> Calibration:
     chose differed from run to run. So each candidate is one kernel for every product (where a product
     lacks it, `linear`), timed as full forwards over 1..16 query rows against a short cache. Decoding
     takes the fastest kernel among those that give a row the same bits whatever rows run beside it
-    (`_row_invariant`: on an AVX2 machine only `half`; the float32 and block kernels change the last bits
-    with the row count, which flips near-ties between a step that verifies drafts and one-token-per-step
-    decoding); the exact table takes, per row count, the faster of the float32 kernels, and the table for
+    (`_row_invariant`: on an AVX2 machine only `half`; on a 2-core Xeon with AVX-512 and AMX `bfloat16`
+    and `blocks`, not `half`; the float32 kernels change the last bits with the row count, which flips
+    near-ties between a step that verifies drafts and one-token-per-step decoding); the exact table takes, per row count, the faster of the float32 kernels, and the table for
     calls that mix text rows with gap rows (no decoding step) the faster of those and the decoding kernel."""
     products = model.products()
     for p in products:
-        p.set_kernels((HALF,) * MAX_TABLE_ROWS)  # makes the float16 copies to time
+        p.set_kernels((*LOW, *(LINEAR,) * (MAX_TABLE_ROWS - len(LOW))))  # makes the copies `_race` times
     kernels = [k for k in KERNELS if any(k in p.available for p in products)]
     timer = _ForwardTimer(model)
     timed = _race(timer, products, kernels, ROW_COUNTS)
@@ -151,24 +151,28 @@ def measure(model: Transformer) -> Calibration:
     for p in products:
         p.set_kernels((fastest,) * MAX_TABLE_ROWS)
     return Calibration({s: (fastest,) * MAX_TABLE_ROWS for s in shapes}, dict.fromkeys(shapes, exact),
-                       _row_cost(timer), _wide_kernel(timer, products), mixed)
+                       _row_cost(timer), _wide_kernel(timer, products, fastest), mixed)
 
 
-def _wide_kernel(timer: _ForwardTimer, products: list[FusedProjections]) -> Kernel:
-    """The float32 kernel for calls of more than MAX_TABLE_ROWS rows (a prefill, or the few dozen rows of
-    a step after an edit), timed as whole forwards at WIDE_ROWS rows, the kernels taking turns. Timed alone
-    `columns` ran 1.1-1.5x faster than `linear` on a 2-core AVX2 machine; inside a prefill it ran slower."""
-    timed = dict.fromkeys(EXACT, 0.0)
+def _wide_kernel(timer: _ForwardTimer, products: list[FusedProjections], decoding: Kernel) -> Kernel:
+    """The kernel for calls of more than MAX_TABLE_ROWS rows (a prefill, or the few dozen rows of a step
+    after an edit), timed as whole forwards at WIDE_ROWS rows, the kernels taking turns: a float32 kernel,
+    or the decoding kernel when that is a reduced-precision copy (`LOW`) and faster. Timed alone `columns`
+    ran 1.1-1.5x faster than `linear` on a 2-core AVX2 machine; inside a prefill it ran slower. On a 2-core
+    Xeon with AMX, `bfloat16` took a 1,024-token prefill from 0.96x transformers' float32 one to 0.56x
+    (bench.step), and quality held (README, Figures)."""
+    candidates = [*EXACT, decoding] if decoding in LOW else list(EXACT)
+    timed = dict.fromkeys(candidates, 0.0)
     for rows in WIDE_ROWS:
-        best = dict.fromkeys(EXACT, float("inf"))
+        best = dict.fromkeys(candidates, float("inf"))
         for _ in range(2):
-            for kernel in EXACT:
+            for kernel in candidates:
                 for p in products:
                     p.wide = kernel
                 best[kernel] = min(best[kernel], timer(rows))
-        for kernel in EXACT:
+        for kernel in candidates:
             timed[kernel] += best[kernel]
-    return min(EXACT, key=timed.__getitem__)
+    return min(candidates, key=timed.__getitem__)
 
 
 def _race(timer: _ForwardTimer, products: list[FusedProjections], candidates: list[Kernel],
@@ -205,6 +209,8 @@ def _row_invariant(products: list[FusedProjections], kernel: Kernel) -> bool:
             first.setdefault(p.shape_key, p)
     generator = torch.Generator().manual_seed(0)
     with torch.inference_mode():
+        if not first:
+            return False
         for p in first.values():
             saved, p.kernels = p.kernels, (kernel,) * MAX_TABLE_ROWS
             try:
@@ -276,6 +282,8 @@ def _row_cost(timer: _ForwardTimer) -> tuple[float, ...]:
     for _ in range(5):  # row counts take turns, as candidates do in `_race`
         for k in COST_ROWS:
             timed[k] = min(timed[k], timer(k))
+    for k in COST_ROWS:  # more rows never cost less: a lower time is another row count's disturbed run
+        timed[k] = min(timed[j] for j in COST_ROWS if j >= k)
     points = sorted(timed)
     costs = []
     for k in range(1, MOST_ROWS + 1):

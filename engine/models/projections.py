@@ -6,13 +6,14 @@ adapter (`layers.Adapt`) change each output: the form training and the reference
 `FusedProjections` is the inference form: the projections of one input run as one matrix product, which
 is most of a small model's cost per layer. Two things make a CPU decoding step cheaper:
 - the kernel this machine runs fastest at the call's row count (`KERNELS`, chosen per weight shape and
-  row count by `engine.calibration`): float32 for many rows (prefill), a float16 copy for one row
-  (decoding), where reading half the bytes makes the product up to twice as fast;
+  row count by `engine.calibration`): float32 for many rows (prefill), a float16 or bfloat16 copy for
+  decoding, where reading half the bytes makes the product up to twice as fast (and a CPU with bfloat16
+  matrix units runs 16 rows for the price of one);
 - a low-rank adapter (LoRA) folded in: its down-projections (A) are extra output rows of the same product,
   and one small product by the block-diagonal up-projections (B) adds the update to the rows it applies to,
-  instead of two products per projection. With `half`, a call whose rows all take the LoRA (a decoding
-  step: every row is in a gap) multiplies by a second float16 copy with the update added into the weight,
-  so the adapter costs nothing there; fixed text and mixed calls keep the folded form.
+  instead of two products per projection. With a reduced-precision kernel (`LOW`), a call whose rows all
+  take the LoRA (a decoding step: every row is in a gap) multiplies by a second copy with the update added
+  into the weight, so the adapter costs nothing there; fixed text and mixed calls keep the folded form.
 The `nn.Linear` parameters become views into the fused float32 matrix, so nothing is stored twice in float32
 and checkpoints still load and save by name.
 """
@@ -44,16 +45,20 @@ class Projections:
 
 
 Kernel = str
-LINEAR, COLUMNS, HALF, BLOCKS = "linear", "columns", "half", "blocks"
-KERNELS: tuple[Kernel, ...] = (LINEAR, COLUMNS, HALF, BLOCKS)
+LINEAR, COLUMNS, HALF, BF16, BLOCKS = "linear", "columns", "half", "bfloat16", "blocks"
+KERNELS: tuple[Kernel, ...] = (LINEAR, COLUMNS, HALF, BF16, BLOCKS)
 """How a product runs: `linear` rows first in the model's dtype (F.linear; best for many rows), `columns`
 weight times the rows' transpose (a CPU runs it at the weight's memory bound for a few rows where the
 rows-first product falls onto a slower kernel), `half` rows first on a float16 copy of the weight (half
 the bytes to read: faster for one row on a memory-bound CPU, slower than float32 from a few rows on),
-`blocks` on the checkpoint's own 4- or 8-bit blocks (`engine.block_products`, when it came in them)."""
+`bfloat16` the same on a bfloat16 copy (slow without bfloat16 instructions; with AMX tiles 1-16 rows cost
+about the same), `blocks` on the checkpoint's own 4- or 8-bit blocks (`engine.block_products`, when it came
+in them)."""
+LOW: dict[Kernel, torch.dtype] = {HALF: torch.float16, BF16: torch.bfloat16}  # kernels on a reduced copy
 MAX_TABLE_ROWS = 16  # calls with more rows (prefill) run the product's `wide` kernel...
 MAX_WIDE_ROWS = 256  # ...up to this many rows, the most it is timed at; beyond, `linear` (a 1,024-token
-# prefill ran 1.2-1.5x slower on the columns-first product that won at 48 and 256 rows)
+# prefill ran 1.2-1.5x slower on the columns-first product that won at 48 and 256 rows), unless `wide` is a
+# reduced-precision copy: matrix units only gain with more rows
 
 
 def default_kernels(device: torch.device) -> tuple[Kernel, ...]:
@@ -76,10 +81,10 @@ class FusedProjections:
         self._full = _joined([linear.weight.detach() for linear in linears])  # + LoRA down rows when attached
         self.weight = self._full
         self.kernels = default_kernels(self.weight.device)
-        self.wide: Kernel = LINEAR  # the kernel for calls of more than MAX_TABLE_ROWS rows (float32 only)
+        self.wide: Kernel = LINEAR  # the kernel for calls of more than MAX_TABLE_ROWS rows
         self.mixed: tuple[Kernel, ...] = ()  # per row count, for calls where some rows take the LoRA and some not
-        self.half: torch.Tensor | None = None  # float16 copy of `_full`, when a kernel is `half`
-        self.merged: torch.Tensor | None = None  # float16 weight with the LoRA added in, when `half` and a LoRA
+        self.low: dict[Kernel, torch.Tensor] = {}  # `_full` in a `LOW` kernel's dtype, per kernel in use
+        self.merged: dict[Kernel, torch.Tensor] = {}  # the same with the LoRA added in, when there is one
         self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
         self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
         self.scale = 1.0
@@ -117,7 +122,8 @@ class FusedProjections:
 
     def prepared(self) -> dict[str, torch.Tensor]:
         """The tensors this product runs on (`engine.prepared` keeps them on disk)."""
-        named = {"full": self._full, "bias": self.bias, "up": self.up, "half": self.half, "merged": self.merged}
+        named = {"full": self._full, "bias": self.bias, "up": self.up,
+                 **{f"low.{k}": t for k, t in self.low.items()}, **{f"merged.{k}": t for k, t in self.merged.items()}}
         return {k: v for k, v in named.items() if v is not None}
 
     def storage(self) -> int:
@@ -126,39 +132,43 @@ class FusedProjections:
 
     def restore(self, tensors: dict[str, torch.Tensor]) -> None:
         """Take `prepared()`'s tensors of an identical product (built on the meta device, fused, kernels
-        set): the float16 copies are used as they are, not made again."""
-        if (tensors["full"].shape != self._full.shape or (HALF in self.kernels) != ("half" in tensors)
-                or (self.up is None) != ("up" not in tensors)):
+        set): the reduced-precision copies are used as they are, not made again."""
+        if (tensors["full"].shape != self._full.shape or set(self.prepared()) != set(tensors)):
             raise ValueError(f"a prepared product of shape {self.shape_key} does not fit")
         self._full = tensors["full"]
         self.weight = self._full[: self.width]
         self.bias = tensors.get("bias")
         self.up = tensors.get("up")
-        self.half, self.merged = tensors.get("half"), tensors.get("merged")
+        self.low = {k: tensors[f"low.{k}"] for k in self.low}
+        self.merged = {k: tensors[f"merged.{k}"] for k in self.merged}
         self._rebind()
 
     @property
     def available(self) -> tuple[Kernel, ...]:
         """The kernels this product can run."""
-        return KERNELS if self.blocks is not None else (LINEAR, COLUMNS, HALF)
+        return KERNELS if self.blocks is not None else (LINEAR, COLUMNS, HALF, BF16)
 
     def set_kernels(self, kernels: Sequence[Kernel]) -> None:
         """The kernel for calls of 1..len(kernels) rows (more rows: `wide`)."""
         self.kernels = tuple(k if k in self.available else LINEAR for k in kernels)
-        self.half = _to_half(self._full) if HALF in self.kernels else None
-        self.merged = None
-        if self.half is not None and self.up is not None:
-            if self._full.is_meta:
-                self.merged = _to_half(self.weight)
-            else:
-                self.merged = torch.addmm(self.weight, self.up, self._full[self.width :], alpha=self.scale).half()
+        self.low = {k: _to_low(self._full, dtype) for k, dtype in LOW.items() if k in self.kernels}
+        self.merged = {}
+        if self.up is not None:
+            for kernel, dtype in LOW.items():
+                if kernel not in self.low:
+                    continue
+                if self._full.is_meta:
+                    self.merged[kernel] = _to_low(self.weight, dtype)
+                else:
+                    merged = torch.addmm(self.weight, self.up, self._full[self.width :], alpha=self.scale)
+                    self.merged[kernel] = merged.to(dtype)
 
     def _kernel(self, x: torch.Tensor, mixed: bool = False) -> Kernel:
         rows = x.numel() // x.shape[-1]
         table = self.mixed if mixed and self.mixed else self.kernels
         if rows <= len(table):
             return table[rows - 1]
-        return self.wide if rows <= MAX_WIDE_ROWS else LINEAR
+        return self.wide if rows <= MAX_WIDE_ROWS or self.wide in LOW else LINEAR
 
     def product(self, x: torch.Tensor, width: int, mixed: bool = False) -> torch.Tensor:
         """x times the first `width` rows of the fused weight, plus the bias, by the kernel for x's rows
@@ -170,8 +180,9 @@ class FusedProjections:
             y = self.blocks(x)
             if width > self.width:  # the adapter's down-projections stay in float32
                 y = torch.cat([y, F.linear(x, self._full[self.width : width])], -1)
-        elif kernel == HALF and self.half is not None:
-            y = F.linear(x.to(torch.float16), self.half[:width]).to(x.dtype)
+        elif kernel in self.low:
+            low = self.low[kernel]
+            y = F.linear(x.to(low.dtype), low[:width]).to(x.dtype)
         elif kernel == COLUMNS:
             y = (self._full[:width] @ x.reshape(rows, x.shape[-1]).t()).t().contiguous().view(*x.shape[:-1], width)
         else:
@@ -183,10 +194,11 @@ class FusedProjections:
         if not low_rank:
             return torch.split(self.product(x, self.width), self.sizes, -1)
         assert adapt is not None and self.up is not None
-        if adapt.every_row and self.merged is not None and self._kernel(x) == HALF:
+        merged = self.merged.get(self._kernel(x))
+        if adapt.every_row and merged is not None:
             # A decoding step (every row in a gap): one product by the weight with the LoRA added in
             # costs what the base's product costs, where the low-rank products cost a fifth of a step.
-            y = F.linear(x.to(torch.float16), self.merged).to(x.dtype)
+            y = F.linear(x.to(merged.dtype), merged).to(x.dtype)
             return torch.split(y if self.bias is None else y + self.bias, self.sizes, -1)
         # A call that mixes text rows with gap rows (the first step after an edit) is no decoding step:
         # the kernel that gives a row the same bits beside other rows need not serve it.
@@ -217,8 +229,8 @@ def _joined(tensors: list[torch.Tensor]) -> torch.Tensor:
     return torch.cat(tensors)
 
 
-def _to_half(tensor: torch.Tensor) -> torch.Tensor:
-    """A float16 copy (on the meta device, the shape alone; see `_joined`)."""
+def _to_low(tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A copy in `dtype` (on the meta device, the shape alone; see `_joined`)."""
     if tensor.is_meta:
-        return torch.empty(tensor.shape, dtype=torch.float16, device="meta")
-    return tensor.to(torch.float16)
+        return torch.empty(tensor.shape, dtype=dtype, device="meta")
+    return tensor.to(dtype)
