@@ -27,7 +27,15 @@ from infill.canvas import (
 from infill.languages import LanguageSpec, get_language
 from infill.leads import TextLead
 from infill.line_deadline import LineDeadline
-from infill.postprocess import decode, drop_reason, finish, line_may_grow, span_ids, token_offsets
+from infill.postprocess import (
+    decode,
+    drop_reason,
+    finish,
+    line_may_grow,
+    span_ids,
+    token_offsets,
+    whole_lines,
+)
 from infill.repair import Baseline, ParseCheck, baseline, check_filled, remask_range
 from infill.settle import settle
 from infill.span_end import TextEnd
@@ -193,11 +201,16 @@ class _Document:
         dropped = []
         for slot, (start, end) in zip(self.canvas.slots, self.positions):
             kept = span_ids(self.current[start:end], special)
+            ran_out = self._ran_out(slot, self.current[start:end])
+            if ran_out:
+                kept = whole_lines(kept, line_break_ids(tokenizer))
             shaped, new_text = finish(decode(tokenizer, kept), slot, text, self.spec)
             spot = slot.spot
             if self.options.one_line and spot.start == spot.end:
                 new_text = new_text.split("\n", 1)[0].rstrip()
             reason = drop_reason(new_text, text, spot.end, spot.start if spot.start == spot.end else None)
+            if ran_out and not new_text.strip():
+                reason = "the span ran out of room before its first line ended"
             raws.append((kept, shaped))
             if reason is not None or new_text == text[spot.start : spot.end]:
                 dropped.append(f"line {text.count(chr(10), 0, spot.start) + 1}: "
@@ -206,6 +219,16 @@ class _Document:
                 continue
             edits.append(Edit(spot.start, spot.end, new_text, tuple(kept)))
         return _Attempt(edits, raws, check_filled(text, edits, self.baseline, self.spec), dropped)
+
+    def _ran_out(self, slot: Slot, ids: list[int]) -> bool:
+        """Whether a completion at the cursor (an insertion) on an engine that writes left to right filled its
+        span to the last position with no end: the room ran out (the growth budget, or a retry's span), not
+        the text, so its last line is cut. A regenerated range that ran out is left to the parse check
+        and its retries, which re-decode from where it broke."""
+        special = self.engine.special
+        ends = {special.eos_id, special.pad_id, special.mask_id} | self._stops(slot)
+        insertion = slot.spot.start == slot.spot.end
+        return self.engine.left_to_right and insertion and not any(t in ends for t in ids)
 
     def wants_retry(self) -> bool:
         if self.cancelled or not self.attempts:

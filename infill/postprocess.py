@@ -74,6 +74,13 @@ def span_ids(ids: list[int] | tuple[int, ...], special: Specials) -> list[int]:
     return kept
 
 
+def whole_lines(ids: list[int], line_breaks: frozenset[int]) -> list[int]:
+    """`ids` up to the last token that holds a line break (none: nothing): what a span that ran out of room
+    wrote before the line it was cut in."""
+    last = max((i for i, token in enumerate(ids) if token in line_breaks), default=-1)
+    return ids[: last + 1]
+
+
 def decode(tokenizer: Any, ids: list[int]) -> str:
     return str(tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False))
 

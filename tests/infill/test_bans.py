@@ -12,6 +12,8 @@ import pytest
 from engine import DenoiseParams, Engine
 from infill import FillOptions, fill, plan_completion, plan_regenerate
 from infill.bans import BanLead, plan_ban
+from infill.canvas import line_break_ids
+from infill.fill import FillJob, _Document
 from infill.spots import apply_edits
 from tests.support.recording import Recording
 
@@ -74,3 +76,28 @@ def test_a_completion_never_leaves_the_file_unparsable(engine: Engine, line: int
         result = fill(engine, text, [spot], DenoiseParams(seed=seed, temperature=1.0), options=FillOptions())
         ast.parse(apply_edits(text, result.edits))
         assert result.edits or result.notes
+
+
+def test_a_completion_that_ran_out_of_room_keeps_its_whole_lines_only(engine: Engine) -> None:
+    """A block after a header has no stop token, and the random model's noise often runs to the end of the
+    span's room without an end: what is shown then ends where a line ended, never half-way through a
+    statement, or nothing is shown and the note says why."""
+    text = SOURCE.replace("        self.count += step\n        return self.count\n", "        ")
+    spot = plan_completion(text, len(text))
+    assert spot is not None and spot.kind == "block"
+    special, breaks = engine.special, line_break_ids(engine.tokenizer)
+    options = FillOptions(retries=0, keep_invalid=True)
+    ran_out = 0
+    for seed in range(6):
+        params = DenoiseParams(seed=seed, temperature=1.0)
+        first = _Document(FillJob(text, (spot,), "python"), engine, options).first_request()
+        (raw,) = engine.infill([first], params)
+        span = raw.canvas[raw.spans[0].start : raw.spans[0].end]
+        if any(t in (special.eos_id, special.pad_id, special.mask_id) for t in span):
+            continue  # it ended: shown as written, if it parses
+        ran_out += 1
+        result = fill(engine, text, [spot], params, options=options)
+        for edit in result.edits:
+            assert edit.token_ids[-1] in breaks, engine.tokenizer.decode(list(edit.token_ids))
+        assert result.edits or any("ran out of room" in note for note in result.notes), result.notes
+    assert ran_out, "no span ran out of room: the test shows nothing"
