@@ -75,7 +75,8 @@ class AnchoredPredictor:
                 positions[b, :length], segments[b, :length] = layout(length, row.spans, self.room)
             positions, segments = positions.to(batch.x.device), segments.to(batch.x.device)
             self._views.clear()
-            self._views[key] = (positions, segments, right_view(segments, positions, self.room))
+            self._views[key] = (positions, segments,
+                                right_view(segments, positions, self.room, self.model.adapter.shape.max_right))
         positions, segments, view = self._views[key]
         return positions, segments, view, key
 

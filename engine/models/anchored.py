@@ -226,13 +226,17 @@ class RightView:
     gap: torch.Tensor
 
 
-def right_view(segments: torch.Tensor, positions: torch.Tensor, room: int) -> RightView:
+def right_view(segments: torch.Tensor, positions: torch.Tensor, room: int, limit: int | None = None) -> RightView:
+    """Each gap's right context: the fixed text after it, at most `limit` tokens of it (the adapter's
+    `max_right`: it was trained on one stretch of at most that many; with several gaps in a canvas, the
+    first one's would otherwise run over every later gap to the end, and every row of every gap would
+    attend over all of those copies)."""
     rows: list[list[tuple[int, int, int]]] = []
     for seg, pos in zip(segments.tolist(), positions.tolist()):
         row: list[tuple[int, int, int]] = []
         gaps = sorted({c for c in seg if c >= 0 and c % 2 == 1})
         for g in gaps:
-            right = [i for i, c in enumerate(seg) if c > g and c % 2 == 0]
+            right = [i for i, c in enumerate(seg) if c > g and c % 2 == 0][:limit]
             if not right:
                 continue
             first_gap = seg.index(g)
@@ -313,7 +317,7 @@ def forward_canvas(model: AnchoredModel, ids: list[int], spans: list[tuple[int, 
     positions, segments = layout(len(ids), spans, model.adapter.shape.gap_room)
     positions, segments = positions[None], segments[None]
     gap = (segments % 2 == 1)
-    view = right_view(segments, positions, model.adapter.shape.gap_room)
+    view = right_view(segments, positions, model.adapter.shape.gap_room, model.adapter.shape.max_right)
     allowed, right = attention(segments, torch.arange(len(ids))[None], gap & (x != model.mask_id), view)
     ctx = AnchoredContext([None] * len(model.model.layers), view, model.shape.rope_theta,
                           adapt=GapAdapt(model.adapter, gap, allowed, right))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import pytest
@@ -10,6 +11,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from engine import DenoiseParams, Engine, InfillRequest, ModelLoadError
 from engine.gguf_base import GGUFError, base_folder, dequantize, locate, read_state
+from engine.models.anchored import layout, right_view
 from tests.support.checkpoints import tiny_tokenizer, write_tiny_gguf
 
 
@@ -136,6 +138,25 @@ def test_the_cache_is_exact(anchored, threshold):
     assert len(cached.canvas) > len(request.canvas)  # the spans grew
     if threshold == 0.0:
         assert cached.stats.forward_passes < cached.stats.new_tokens  # more than one commit per step
+
+
+def test_each_gap_reads_at_most_the_right_context_the_adapter_was_trained_with(anchored, monkeypatch):
+    """With two gaps, the first one's right context would run over the second gap to the end; it keeps
+    the adapter's `max_right` tokens of fixed text (here 6), and the cache stays exact with the cut."""
+    ids = _multi_spot(anchored)
+    model = anchored.loaded.model
+    monkeypatch.setattr(model.adapter, "shape", dataclasses.replace(model.adapter.shape, max_right=6))
+    spans = [(i, i + 6) for i in (ids.index(anchored.special.mask_id),)]
+    second = ids.index(anchored.special.mask_id, spans[0][1])
+    spans.append((second, second + 4))
+    positions, segments = layout(len(ids), spans, model.adapter.shape.gap_room)
+    view = right_view(segments[None], positions[None], model.adapter.shape.gap_room, 6)
+    per_gap = {g: int(((view.gap == g) & (view.index >= 0)).sum()) for g in (1, 3)}
+    assert per_gap == {1: 6, 3: 6}
+    assert int(view.index[0, 5]) == spans[0][1] + 5  # the first gap's copies: the 6 tokens after it
+    request = InfillRequest(ids, max_grow=8)
+    params = DenoiseParams(threshold=0.3, fill_after_eos=False)
+    assert anchored.infill([request], params)[0].canvas == anchored.infill([request], params.with_(cache="none"))[0].canvas
 
 
 def test_a_batch_row_gets_what_it_gets_alone(anchored):
