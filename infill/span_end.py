@@ -21,6 +21,8 @@ def span_complete(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> bool:
     in full (what `trim_suffix_echo` cuts). A one-line insertion ends with its first line, unless that line
     opens a block it may carry (`line_may_grow`); one that may not grow is left to its line-break stop."""
     spot = slot.spot
+    if len(raw) <= len(slot.lead):
+        return False  # the healed lead is not written yet (its line break is not the end of a line)
     if spot.kind == "line" and spot.start == spot.end:
         if not line_may_grow(spot, text, spec):
             return False

@@ -59,3 +59,16 @@ def test_a_header_line_above_its_existing_body_ends_with_its_first_line() -> Non
     assert span_complete("    for x in xs:\n        total -= x", slot, text, PYTHON)  # the body is below
     shaped = shape_text("    for x in xs:\n        total -= x", slot, text, PYTHON)
     assert shaped.text == "    for x in xs:"
+
+
+def test_a_line_is_not_complete_while_its_healed_lead_is_being_written() -> None:
+    """With the cursor on an empty indented line, the span starts with the line break and indentation
+    before it (the healed lead). Its line break is not the end of the line the span writes: taken for one,
+    the engine ended every such completion right after the lead, and the suggestion came out empty."""
+    text = "def f(x):\n    y = x * 2\n        \n    return y\n"
+    cursor = text.index("        \n") + 8
+    slot = Slot(Spot(cursor, cursor, 16, "line"), 0, 16, lead="\n        ")
+    assert not span_complete("\n       ", slot, text, PYTHON)  # the lead's first token
+    assert not span_complete("\n        ", slot, text, PYTHON)
+    assert not span_complete("\n        y += 1", slot, text, PYTHON)
+    assert span_complete("\n        y += 1\n        y", slot, text, PYTHON)
