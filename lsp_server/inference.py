@@ -131,7 +131,7 @@ class InferenceBackend:
             raise ModelUnavailable(self.failure.message if self.failure else "model not loaded")
         return self._engine
 
-    def _params(self, settings: Settings, seed: int = 0, temperature: float = 0.0) -> Any:
+    def params(self, settings: Settings, seed: int = 0, temperature: float = 0.0) -> Any:
         """`steps` 0: commit by confidence threshold (fast); N: the family's own schedule over N steps (with
         the fixed-text cache of the fast preset)."""
         from infill.user_settings import denoise_params
@@ -157,15 +157,15 @@ class InferenceBackend:
         import infill
 
         started = time.perf_counter()
-        fill_jobs, options = _fill_jobs(jobs, settings, language, instruction)
+        prepared, options = fill_jobs(jobs, settings, language, instruction)
         engine = self._require_engine()
         if not settings.engine_url:  # an engine server keeps its documents under its own budget
             engine.doc_cache.set_budget(settings.cache_mb << 20)
         self.runs += 1
         results = infill.fill_many(
             engine,
-            fill_jobs,
-            self._params(settings, seed, temperature),
+            prepared,
+            self.params(settings, seed, temperature),
             cancel=cancel,
             options=options,
         )
@@ -235,8 +235,8 @@ class InferenceBackend:
             return False
         if spot is None:
             return False
-        (job,), options = _fill_jobs([(text, [spot], doc_id)], settings, language)
-        return infill.warm(engine, job, self._params(settings), options)
+        (job,), options = fill_jobs([(text, [spot], doc_id)], settings, language)
+        return infill.warm(engine, job, self.params(settings), options)
 
     def regenerate(
         self,
@@ -283,7 +283,7 @@ def _resized(spot: Any, factor: float) -> Any:
     return dataclasses.replace(spot, n_masks=max(1, int(spot.n_masks * factor)))
 
 
-def _fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings, language: str | LanguageSpec,
+def fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings, language: str | LanguageSpec,
                instruction: str | None = None) -> tuple[list[Any], Any]:
     """The `infill.FillJob`s and `FillOptions` of (text, spots, doc_id) jobs under the settings' token cap:
     what a fill sends, and what a warm-up must build to prefill the same canvas."""
@@ -291,5 +291,5 @@ def _fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings
     from infill.user_settings import cap_tokens
 
     capped, max_grow = cap_tokens([spots for _, spots, _ in jobs], settings.max_tokens)
-    fill_jobs = [infill.FillJob(text, spots, language, doc_id) for (text, _, doc_id), spots in zip(jobs, capped)]
-    return fill_jobs, infill.FillOptions(instruction=instruction, max_grow=max_grow)
+    made = [infill.FillJob(text, spots, language, doc_id) for (text, _, doc_id), spots in zip(jobs, capped)]
+    return made, infill.FillOptions(instruction=instruction, max_grow=max_grow)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bench import cache, lsp_latency, multispot, speed
+from bench import accept, cache, lsp_latency, multispot, speed
 
 pytestmark = pytest.mark.slow
 
@@ -52,3 +52,25 @@ def test_lsp_latency(tiny_dream, capsys):
     lsp_latency.main(["--model", str(tiny_dream), "--keystrokes", "6", "--gap-ms", "40"])
     out = last_json(capsys)
     assert out["keystrokes"] == 6 and out["p50_ms"] > 0
+
+
+def test_accept(tiny_anchored, capsys):
+    """Real tasks from the installed packages, through the language server's path, both samplers."""
+    accept.main(["--model", str(tiny_anchored), "--lines", "3", "--blocks", "2"])
+    out = last_json(capsys)
+    assert set(out["rows"]) == {"fast", "ar"}
+    for rows in out["rows"].values():
+        assert rows["line"]["n"] == 3 and rows["block"]["n"] == 2
+        assert all(0.0 <= r[key] <= 1.0 for r in rows.values() for key in ("shown", "exact", "prefix", "similarity"))
+
+
+def test_accept_scores_what_a_user_would_take():
+    task = accept.Task("line", "x.py", "def f(a):\n    \n", 14, "return a + 1")
+    assert accept.score(task, None)["shown"] == 0.0
+    same = accept.score(task, "return a + 1")
+    assert same["exact"] == same["prefix"] == same["similarity"] == same["parses"] == 1.0
+    partial = accept.score(task, "return a")
+    assert partial["exact"] == 0.0 and partial["prefix"] == 0.0  # shares 8 characters, fewer than 10
+    longer = accept.score(accept.Task("line", "x.py", task.text, 14, "return a.value"), "return a.value + other")
+    assert longer["prefix"] == 1.0 and longer["exact"] == 0.0 and 0.5 < longer["similarity"] < 1.0
+    assert accept.score(task, "return (a")["parses"] == 0.0
