@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bench import accept, cache, lsp_latency, multispot, speed
+from bench import accept, cache, holes, lsp_latency, multispot, speed
 
 pytestmark = pytest.mark.slow
 
@@ -74,3 +74,11 @@ def test_accept_scores_what_a_user_would_take():
     longer = accept.score(accept.Task("line", "x.py", task.text, 14, "return a.value"), "return a.value + other")
     assert longer["prefix"] == 1.0 and longer["exact"] == 0.0 and 0.5 < longer["similarity"] < 1.0
     assert accept.score(task, "return (a")["parses"] == 0.0
+
+
+def test_holes_never_leave_a_file_broken(tiny_anchored, capsys):
+    """The random model's noise breaks the parse often: each hole file is filled and parses, or keeps its
+    marker (and parses as it did), never neither."""
+    holes.main(["--model", str(tiny_anchored), "--limit", "4", "--workers", "1"])
+    out = last_json(capsys)
+    assert out["broken"] == 0 and out["filled_parsing"] + out["marker_kept"] == out["tasks"] == 4
