@@ -58,6 +58,8 @@ figures: $(STAMP)
 	$(CPU2) bench.cache --edit near
 	$(CPU2) bench.cache --edit far
 	$(CPU2) bench.multispot --files 3
+	$(CPU2) bench.accept
+	$(CPU2) bench.holes --limit 100
 	$(CPU2) bench.ray_refactor --files 8
 
 # On a machine with a CUDA GPU: absolute speed of the bundled model and of a random model shaped like

@@ -64,6 +64,7 @@ ROWS: tuple[LanguageSpec, ...] = (
         containers=_f({"module", "block"}),
         function_patterns=("(function_definition name: (identifier) @name body: (block) @body)",),
         real_parser="ast", empty_statement="pass",
+        opening_statements=("if True:", "try:", "_ = (", "_ = [", "_ = {"),
     ),
     LanguageSpec(
         id="javascript", grammar_module="tree_sitter_javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"),

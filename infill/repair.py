@@ -39,9 +39,10 @@ def baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot] = ()) -> Basel
         return Baseline(False)
     if first_error(text, spec) is None:
         return Baseline(True)
-    neutral = neutral_text(text, spots, spec)
-    if neutral is not None and first_error(neutral, spec) is None:
-        return Baseline(True)
+    for stand_in in (spec.empty_statement, *spec.opening_statements):
+        neutral = neutral_text(text, spots, spec, stand_in)
+        if neutral is not None and first_error(neutral, spec) is None:
+            return Baseline(True)
     if any(first_error(candidate, spec) is None for candidate in statement_texts(text, spots, spec)):
         return Baseline(True)
     tree = spec.parse(text)
@@ -49,10 +50,12 @@ def baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot] = ()) -> Basel
     return Baseline(False, len(error_nodes(tree)), frozenset(bytemap.to_offset(p) for p in error_points(tree)))
 
 
-def neutral_text(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> str | None:
-    """`text` with each range a spot replaces standing for nothing: the row's `empty_statement` where the
+def neutral_text(text: str, spots: Sequence[Spot], spec: LanguageSpec, stand_in: str | None = None) -> str | None:
+    """`text` with each range a spot replaces standing for nothing: `stand_in` (the row's `empty_statement`
+    unless given; one of its `opening_statements` for a marker whose line opened what follows it) where the
     range starts a line (a hole marker after its indentation, whole lines), nothing elsewhere, its trailing
     line breaks kept. None when no spot replaces anything (an insertion leaves the text as it is)."""
+    stand_in = spec.empty_statement if stand_in is None else stand_in
     replacing = sorted((s for s in spots if s.end > s.start), key=lambda s: s.start)
     if not replacing:
         return None
@@ -64,7 +67,7 @@ def neutral_text(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> str | 
         starts_line = not text[line_start : spot.start].strip()
         lead = replaced[: len(replaced) - len(replaced.lstrip(" \t"))]
         breaks = replaced[len(replaced.rstrip("\r\n")) :]
-        pieces += [text[cursor : spot.start], lead + (spec.empty_statement if starts_line else "") + breaks]
+        pieces += [text[cursor : spot.start], lead + (stand_in if starts_line else "") + breaks]
         cursor = spot.end
     pieces.append(text[cursor:])
     return "".join(pieces)

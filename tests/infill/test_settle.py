@@ -130,3 +130,21 @@ def test_a_body_emptied_down_to_the_cursor_line_counts_as_a_file_that_parses() -
     body, notes = _settled(text, Edit(cursor, cursor, "        return -1", ()), [spot])
     assert body is not None and notes == []
     assert not baseline("def f(:\n\n", PYTHON, [Spot(8, 8, 8, "line")]).parses  # broken elsewhere
+
+
+def test_a_hole_marker_in_place_of_a_line_that_opened_a_block_counts_as_a_file_that_parses() -> None:
+    """HumanEval task files with their `if not s:` (or `try:`, or `dic = {`) line made a hole: the body
+    below the marker is one level deeper, so the file parses only with an opener there, and a fill that
+    leaves it broken (a comment, a statement) must keep the marker."""
+    for opener, below, tail in (("if not s:", "return []", ""), ("try:", "x = int(s)", "    except ValueError:\n        x = 0\n"),
+                                ("table = {", '1: "One",', "    }\n")):
+        text = f"def f(s):\n    # <|hole|>\n        {below}\n{tail}    return s\n"
+        start = text.index("# <|hole|>")
+        spot = Spot(start, start + len("# <|hole|>"), 16, "line")
+        assert first_error(text, PYTHON) is not None
+        assert baseline(text, PYTHON, [spot]).parses, opener
+        broken, notes = _settled(text, Edit(spot.start, spot.end, "# the code", ()), [spot])
+        assert broken is None and notes == [f"line 2: {DROPPED}"]
+        good, notes = _settled(text, Edit(spot.start, spot.end, opener, ()), [spot])
+        assert good is not None and notes == []
+        ast.parse(apply_edits(text, [good]))
