@@ -135,8 +135,9 @@ def measure(model: Transformer) -> Calibration:
     takes the fastest kernel among those that give a row the same bits whatever rows run beside it
     (`_row_invariant`: on an AVX2 machine only `half`; on a 2-core Xeon with AVX-512 and AMX `bfloat16`
     and `blocks`, not `half`; the float32 kernels change the last bits with the row count, which flips
-    near-ties between a step that verifies drafts and one-token-per-step decoding); the exact table takes, per row count, the faster of the float32 kernels, and the table for
-    calls that mix text rows with gap rows (no decoding step) the faster of those and the decoding kernel."""
+    near-ties between a step that verifies drafts and one-token-per-step decoding); the exact table takes,
+    per row count, the faster of the float32 kernels, and the table for calls that mix text rows with gap
+    rows (no decoding step) the faster of those and the decoding kernel."""
     products = model.products()
     for p in products:
         p.set_kernels((*LOW, *(LINEAR,) * (MAX_TABLE_ROWS - len(LOW))))  # makes the copies `_race` times
@@ -207,10 +208,10 @@ def _row_invariant(products: list[FusedProjections], kernel: Kernel) -> bool:
     for p in products:
         if kernel in p.available:
             first.setdefault(p.shape_key, p)
+    if not first:
+        return False
     generator = torch.Generator().manual_seed(0)
     with torch.inference_mode():
-        if not first:
-            return False
         for p in first.values():
             saved, p.kernels = p.kernels, (kernel,) * MAX_TABLE_ROWS
             try:
