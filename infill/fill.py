@@ -14,7 +14,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from infill.bans import BanLead, BanPlan, lead_token_count, offending_index, plan_ban
+from infill.bans import (
+    BanLead,
+    BanPlan,
+    BodyLead,
+    ends_with_header,
+    lead_token_count,
+    offending_index,
+    plan_ban,
+)
 from infill.canvas import (
     Canvas,
     ContextOverflow,
@@ -131,6 +139,8 @@ class _Document:
         self.attempts: list[_Attempt] = []
         self.notes: list[str] = []
         self.bans: list[dict[tuple[int, ...], frozenset[int]]] = [{} for _ in self.canvas.slots]
+        self.retried: dict[int, int] = {}
+        """Slot -> tokens kept ahead of its span, for the slots the last ban retry re-decoded (its spans)."""
 
     def _build(self, spots: list[Spot], header: str, reserve: int) -> Canvas:
         """The canvas, with `reserve` tokens of the context kept free for span growth (distant
@@ -191,6 +201,8 @@ class _Document:
                     f"the engine returned {len(result.spans)} spans for {len(self.canvas.slots)} spots"
                 )
             self.positions = [(span.start, span.end) for span in result.spans]
+        elif self.retried:
+            self.positions = _moved(self.positions, self.retried, [(s.start, s.end) for s in result.spans])
         if not self.cancelled:
             self.attempts.append(self._evaluate())
 
@@ -201,16 +213,14 @@ class _Document:
         dropped = []
         for slot, (start, end) in zip(self.canvas.slots, self.positions):
             kept = span_ids(self.current[start:end], special)
-            ran_out = self._ran_out(slot, self.current[start:end])
-            if ran_out:
-                kept = whole_lines(kept, line_break_ids(tokenizer))
+            if self._ran_out(slot, self.current[start:end]):
+                lead = lead_token_count(tokenizer, kept, slot.lead)  # its line break ends no line written
+                kept = kept[:lead] + (whole_lines(kept[lead:], line_break_ids(tokenizer)) or kept[lead:])
             shaped, new_text = finish(decode(tokenizer, kept), slot, text, self.spec)
             spot = slot.spot
             if self.options.one_line and spot.start == spot.end:
                 new_text = new_text.split("\n", 1)[0].rstrip()
             reason = drop_reason(new_text, text, spot.end, spot.start if spot.start == spot.end else None)
-            if ran_out and not new_text.strip():
-                reason = "the span ran out of room before its first line ended"
             raws.append((kept, shaped))
             if reason is not None or new_text == text[spot.start : spot.end]:
                 dropped.append(f"line {text.count(chr(10), 0, spot.start) + 1}: "
@@ -223,8 +233,9 @@ class _Document:
     def _ran_out(self, slot: Slot, ids: list[int]) -> bool:
         """Whether a completion at the cursor (an insertion) on an engine that writes left to right filled its
         span to the last position with no end: the room ran out (the growth budget, or a retry's span), not
-        the text, so its last line is cut. A regenerated range that ran out is left to the parse check
-        and its retries, which re-decode from where it broke."""
+        the text, so its last line is cut, and a multi-line one keeps its whole lines. A single line that
+        ran out is left to the parse check (a prefix of a long line can still be worth accepting), as is a
+        regenerated range, whose retries re-decode from where it broke."""
         special = self.engine.special
         ends = {special.eos_id, special.pad_id, special.mask_id} | self._stops(slot)
         insertion = slot.spot.start == slot.spot.end
@@ -283,17 +294,27 @@ class _Document:
         canvas = list(self.current)
         stops, leads, ends = [], [], []
         tokenizer = self.engine.tokenizer
-        for slot, (start, end), (kept, _), plan, bans in zip(self.canvas.slots, self.positions, last.raws,
-                                                              self._ban_plans(), self.bans):
+        ends_ids = frozenset({self.engine.special.eos_id, self.engine.special.pad_id})
+        self.retried = {}
+        for slot_index, (slot, (start, end), (kept, _), plan, bans) in enumerate(
+            zip(self.canvas.slots, self.positions, last.raws, self._ban_plans(), self.bans)
+        ):
             if plan is None:
                 continue
             before = tuple(kept[: plan.index])
             bans[before] = plan.banned
+            self.retried[slot_index] = plan.index
             canvas[start + plan.index : end] = [self.engine.special.mask_id] * (end - start - plan.index)
             stops.append(self._stops(slot))
-            leads.append(BanLead(self._lead(slot), before, plan.banned, tokenizer))
+            ban = BanLead(self._lead(slot), before, plan.banned, tokenizer)
+            written = decode(tokenizer, list(before))
+            ended_a_header = (bool(plan.banned & ends_ids) and not self._stops(slot)
+                              and ends_with_header(written, self.spec))
+            leads.append(BodyLead(ban, written, self.spec, ends_ids, tokenizer) if ended_a_header else ban)
             ends.append(TextEnd(slot, self.job.text, self.spec, tokenizer, before=before))
-        return InfillRequest(canvas, self.job.doc_id, 0, tuple(stops), tuple(leads), tuple(ends))
+        grown = len(self.current) - len(self.canvas.ids)  # the growth the first attempt used of max_grow
+        return InfillRequest(canvas, self.job.doc_id, max(0, self.max_grow - grown), tuple(stops), tuple(leads),
+                             tuple(ends))
 
     def result(self) -> FillResult:
         canvas_ids = list(self.canvas.ids)
@@ -322,6 +343,21 @@ class _Document:
             len(self.attempts),
             rescued,
         )
+
+
+def _moved(positions: list[tuple[int, int]], retried: dict[int, int],
+           spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Each slot's (start, end) after a ban retry whose spans (one per retried slot, in order) started
+    `retried[slot]` tokens into the slot and may have grown: a grown span moves every slot after it."""
+    out, shift, grown = [], 0, iter(spans)
+    for i, (start, end) in enumerate(positions):
+        if i not in retried:
+            out.append((start + shift, end + shift))
+            continue
+        span_start, span_end = next(grown)
+        out.append((start + shift, span_end))
+        shift += (span_end - span_start) - (end - start - retried[i])
+    return out
 
 
 def fill_many(

@@ -11,9 +11,10 @@ import pytest
 
 from engine import DenoiseParams, Engine
 from infill import FillOptions, fill, plan_completion, plan_regenerate
-from infill.bans import BanLead, plan_ban
+from infill.bans import BanLead, BodyLead, lead_token_count, plan_ban
 from infill.canvas import line_break_ids
-from infill.fill import FillJob, _Document
+from infill.fill import FillJob, _Document, _moved
+from infill.languages import get_language
 from infill.spots import apply_edits
 from tests.support.recording import Recording
 
@@ -80,24 +81,54 @@ def test_a_completion_never_leaves_the_file_unparsable(engine: Engine, line: int
 
 def test_a_completion_that_ran_out_of_room_keeps_its_whole_lines_only(engine: Engine) -> None:
     """A block after a header has no stop token, and the random model's noise often runs to the end of the
-    span's room without an end: what is shown then ends where a line ended, never half-way through a
-    statement, or nothing is shown and the note says why."""
+    span's room without an end: a multi-line suggestion then ends where a line ended, never half-way
+    through a statement; one line that ran out is left as written, to the parse check."""
     text = SOURCE.replace("        self.count += step\n        return self.count\n", "        ")
     spot = plan_completion(text, len(text))
     assert spot is not None and spot.kind == "block"
     special, breaks = engine.special, line_break_ids(engine.tokenizer)
     options = FillOptions(retries=0, keep_invalid=True)
-    ran_out = 0
-    for seed in range(6):
+    cut = 0
+    for seed in range(8):
         params = DenoiseParams(seed=seed, temperature=1.0)
-        first = _Document(FillJob(text, (spot,), "python"), engine, options).first_request()
-        (raw,) = engine.infill([first], params)
-        span = raw.canvas[raw.spans[0].start : raw.spans[0].end]
+        document = _Document(FillJob(text, (spot,), "python"), engine, options)
+        (raw,) = engine.infill([document.first_request()], params)
+        span = list(raw.canvas[raw.spans[0].start : raw.spans[0].end])
         if any(t in (special.eos_id, special.pad_id, special.mask_id) for t in span):
             continue  # it ended: shown as written, if it parses
-        ran_out += 1
         result = fill(engine, text, [spot], params, options=options)
-        for edit in result.edits:
+        (edit,) = result.edits
+        lead = lead_token_count(engine.tokenizer, span, document.canvas.slots[0].lead)
+        if any(t in breaks for t in span[lead:]):
             assert edit.token_ids[-1] in breaks, engine.tokenizer.decode(list(edit.token_ids))
-        assert result.edits or any("ran out of room" in note for note in result.notes), result.notes
-    assert ran_out, "no span ran out of room: the test shows nothing"
+            cut += len(edit.token_ids) < len(span)
+        else:
+            assert list(edit.token_ids) == list(span)
+    assert cut, "no multi-line span ran out of room: the test shows nothing"
+
+
+def test_a_retry_after_a_header_may_not_end_until_the_header_has_a_body(engine: Engine) -> None:
+    """The last attempt ended right after `for x in xs:`: its retry may not end while the text ends with
+    a line that opens a block (the header, or one written below it), and may once a body line follows."""
+    tokenizer, special = engine.tokenizer, engine.special
+    ends = frozenset({special.eos_id, special.pad_id})
+    lead = BodyLead(BanLead(None, (), ends, tokenizer), "    for x in xs:", get_language("python"), ends, tokenizer)
+
+    def ids(text: str) -> list[int]:
+        return list(tokenizer.encode(text, add_special_tokens=False))
+
+    first = lead.allowed([])
+    assert first is not None and not first & ends  # the banned first token
+    for text in ("\n", "\n        if x:", "\n        if x:\n"):
+        allowed = lead.allowed(ids(text))
+        assert allowed is not None and not allowed & ends, text
+    for text in ("\n        y = x", "\n        if x:\n            y = x"):
+        allowed = lead.allowed(ids(text))
+        assert allowed is not None and ends <= allowed, text  # never None: one verified token a step
+
+
+def test_slots_after_a_retried_span_that_grew_move_with_it() -> None:
+    positions = [(10, 30), (40, 50), (60, 70)]
+    # slot 0 kept 12 tokens, its retry span started at 22 and grew from 8 masks to 20 positions
+    assert _moved(positions, {0: 12}, [(22, 42)]) == [(10, 42), (52, 62), (72, 82)]
+    assert _moved(positions, {1: 3}, [(43, 50)]) == positions  # it did not grow: nothing moves

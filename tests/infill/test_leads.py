@@ -122,9 +122,6 @@ def test_a_line_completion_on_an_empty_line_writes_a_line(engine):
     cursor = text.index("height\n") + len("height\n")
     spot = plan_completion(text, cursor)
     assert spot is not None and spot.kind == "line"
-    # One line: its line break ends the span. Left to grow, the random model's noise runs past the span's
-    # room, and a completion that ran out of room shows whole lines only (none here).
-    options = FillOptions(keep_invalid=True, one_line=True)
-    result = fill(engine, text, [spot], DenoiseParams(threshold=0.3), options=options)
+    result = fill(engine, text, [spot], DenoiseParams(threshold=0.3), options=FillOptions(keep_invalid=True))
     (edit,) = result.edits  # a random model writes nonsense, but it writes a line, without the lead
     assert edit.start == cursor and edit.new_text.strip() and "\n" not in edit.new_text
