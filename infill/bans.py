@@ -18,7 +18,7 @@ from typing import Any
 
 from infill.languages import LanguageSpec
 from infill.leads import TextLead, vocab_texts
-from infill.postprocess import Shaped, token_offsets
+from infill.postprocess import Shaped, decode, token_offsets
 
 
 @functools.lru_cache(maxsize=4)
@@ -79,6 +79,33 @@ def ends_with_header(text: str, spec: LanguageSpec) -> bool:
     """Whether the last non-blank line of `text` opens a block (`LanguageSpec.opens_block`)."""
     stripped = text.rstrip()
     return bool(stripped) and spec.opens_block(stripped[stripped.rfind("\n") + 1 :])
+
+
+def retry_lead(base: TextLead | None, before: Sequence[int], banned: frozenset[int], stops: frozenset[int],
+               special: Any, spec: LanguageSpec, tokenizer: Any) -> BanLead | BodyLead:
+    """The lead of a span retried after `before` with `banned` first tokens: a `BodyLead` when the end was
+    banned right after a line that opens a block (and the span has no stop tokens), else a `BanLead`."""
+    ban = BanLead(base, before, banned, tokenizer)
+    ends = frozenset({special.eos_id, special.pad_id})
+    written = decode(tokenizer, list(before))
+    if banned & ends and not stops and ends_with_header(written, spec):
+        return BodyLead(ban, written, spec, ends, tokenizer)
+    return ban
+
+
+def moved_spans(positions: list[tuple[int, int]], retried: dict[int, int],
+                spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Each slot's (start, end) after a ban retry whose spans (one per retried slot, in order) started
+    `retried[slot]` tokens into the slot and may have grown: a grown span moves every slot after it."""
+    out, shift, grown = [], 0, iter(spans)
+    for i, (start, end) in enumerate(positions):
+        if i not in retried:
+            out.append((start + shift, end + shift))
+            continue
+        span_start, span_end = next(grown)
+        out.append((start + shift, span_end))
+        shift += (span_end - span_start) - (end - start - retried[i])
+    return out
 
 
 @dataclass(frozen=True)

@@ -205,7 +205,7 @@ START_GRID = 32
 longest token prefix a document's canvases share, and every token's K/V depend on all text before it: a
 window that started one line lower for each line the user writes would prefill the whole window on every
 request. On the grid, the start moves once every START_GRID lines, and each move prefills the window again
-(700-900 tokens of the bundled model's 1,024: about 2 s on two CPU threads). 32 lines meets that once per
+(700-900 tokens of the bundled model's 1,024: the slowest pauses of bench.lsp_latency). 32 lines meets that once per
 32 lines a user writes, where 16 met it twice, for up to 32 lines less context above (16 on average). A
 window that holds fewer lines above its spot than twice the grid snaps to a finer one (16, 8, ...), so that
 it keeps at least half of them."""

@@ -14,15 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from infill.bans import (
-    BanLead,
-    BanPlan,
-    BodyLead,
-    ends_with_header,
-    lead_token_count,
-    offending_index,
-    plan_ban,
-)
+from infill.bans import BanPlan, lead_token_count, moved_spans, offending_index, plan_ban, retry_lead
 from infill.canvas import (
     Canvas,
     ContextOverflow,
@@ -202,7 +194,7 @@ class _Document:
                 )
             self.positions = [(span.start, span.end) for span in result.spans]
         elif self.retried:
-            self.positions = _moved(self.positions, self.retried, [(s.start, s.end) for s in result.spans])
+            self.positions = moved_spans(self.positions, self.retried, [(s.start, s.end) for s in result.spans])
         if not self.cancelled:
             self.attempts.append(self._evaluate())
 
@@ -293,8 +285,7 @@ class _Document:
         last = self.attempts[-1]
         canvas = list(self.current)
         stops, leads, ends = [], [], []
-        tokenizer = self.engine.tokenizer
-        ends_ids = frozenset({self.engine.special.eos_id, self.engine.special.pad_id})
+        tokenizer, special = self.engine.tokenizer, self.engine.special
         self.retried = {}
         for slot_index, (slot, (start, end), (kept, _), plan, bans) in enumerate(
             zip(self.canvas.slots, self.positions, last.raws, self._ban_plans(), self.bans)
@@ -306,11 +297,7 @@ class _Document:
             self.retried[slot_index] = plan.index
             canvas[start + plan.index : end] = [self.engine.special.mask_id] * (end - start - plan.index)
             stops.append(self._stops(slot))
-            ban = BanLead(self._lead(slot), before, plan.banned, tokenizer)
-            written = decode(tokenizer, list(before))
-            ended_a_header = (bool(plan.banned & ends_ids) and not self._stops(slot)
-                              and ends_with_header(written, self.spec))
-            leads.append(BodyLead(ban, written, self.spec, ends_ids, tokenizer) if ended_a_header else ban)
+            leads.append(retry_lead(self._lead(slot), before, plan.banned, stops[-1], special, self.spec, tokenizer))
             ends.append(TextEnd(slot, self.job.text, self.spec, tokenizer, before=before))
         grown = len(self.current) - len(self.canvas.ids)  # the growth the first attempt used of max_grow
         return InfillRequest(canvas, self.job.doc_id, max(0, self.max_grow - grown), tuple(stops), tuple(leads),
@@ -343,21 +330,6 @@ class _Document:
             len(self.attempts),
             rescued,
         )
-
-
-def _moved(positions: list[tuple[int, int]], retried: dict[int, int],
-           spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Each slot's (start, end) after a ban retry whose spans (one per retried slot, in order) started
-    `retried[slot]` tokens into the slot and may have grown: a grown span moves every slot after it."""
-    out, shift, grown = [], 0, iter(spans)
-    for i, (start, end) in enumerate(positions):
-        if i not in retried:
-            out.append((start + shift, end + shift))
-            continue
-        span_start, span_end = next(grown)
-        out.append((start + shift, span_end))
-        shift += (span_end - span_start) - (end - start - retried[i])
-    return out
 
 
 def fill_many(

@@ -11,9 +11,9 @@ import pytest
 
 from engine import DenoiseParams, Engine
 from infill import FillOptions, fill, plan_completion, plan_regenerate
-from infill.bans import BanLead, BodyLead, lead_token_count, plan_ban
+from infill.bans import BanLead, BodyLead, lead_token_count, moved_spans, plan_ban
 from infill.canvas import line_break_ids
-from infill.fill import FillJob, _Document, _moved
+from infill.fill import FillJob, _Document
 from infill.languages import get_language
 from infill.spots import apply_edits
 from tests.support.recording import Recording
@@ -130,5 +130,5 @@ def test_a_retry_after_a_header_may_not_end_until_the_header_has_a_body(engine: 
 def test_slots_after_a_retried_span_that_grew_move_with_it() -> None:
     positions = [(10, 30), (40, 50), (60, 70)]
     # slot 0 kept 12 tokens, its retry span started at 22 and grew from 8 masks to 20 positions
-    assert _moved(positions, {0: 12}, [(22, 42)]) == [(10, 42), (52, 62), (72, 82)]
-    assert _moved(positions, {1: 3}, [(43, 50)]) == positions  # it did not grow: nothing moves
+    assert moved_spans(positions, {0: 12}, [(22, 42)]) == [(10, 42), (52, 62), (72, 82)]
+    assert moved_spans(positions, {1: 3}, [(43, 50)]) == positions  # it did not grow: nothing moves
