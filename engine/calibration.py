@@ -50,7 +50,7 @@ HOPELESS = 1.5  # a candidate this much slower than the fastest after a round is
 COST_ROWS = (1, 2, 3, 5, 9, 16)  # query rows whose forward is timed for `row_cost` (between: interpolated)
 MOST_ROWS = max(COST_ROWS)
 WIDE_ROWS = (48, MAX_WIDE_ROWS)  # rows of the calls timed for the kernel of calls over MAX_TABLE_ROWS rows
-VERSION = 9
+VERSION = 10
 
 
 @dataclass(frozen=True)

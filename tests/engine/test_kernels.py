@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from engine import DenoiseParams, Engine, InfillRequest
 from engine.calibration import (
@@ -74,6 +75,23 @@ def test_every_kernel_computes_the_unfused_projections(anchored, kernel):
                             assert torch.allclose(got, expected, atol=tolerance, rtol=tolerance), (kernel, rows, name)
             h = torch.randn(1, rows, model.shape.hidden_size)
             assert torch.allclose(fused.project(h), reference.project(h), atol=tolerance, rtol=tolerance)
+
+
+def test_the_bfloat16_kernel_gives_the_plain_copy_s_bits_and_saves_plainly(anchored):
+    """Where oneDNN runs bfloat16, the copy is packed once into its blocked layout (no reorder per call):
+    up to the table's 16 rows it must give exactly what F.linear gives on the plain bfloat16 matrix (a row
+    alone as beside others), and what a prepared file keeps is that plain matrix."""
+    p = copy.deepcopy(anchored.loaded.model.products()[0])
+    p.set_kernels((BF16,) * MAX_TABLE_ROWS)
+    plain = p.prepared()[f"low.{BF16}"]
+    assert plain.dtype == torch.bfloat16 and not plain.is_mkldnn and plain.shape == p._full.shape
+    assert torch.equal(plain, p._full.to(torch.bfloat16))
+    x = torch.randn(1, MAX_TABLE_ROWS, p.weight.shape[1])
+    with torch.inference_mode():
+        for rows in range(1, MAX_TABLE_ROWS + 1):
+            expected = F.linear(x[:, :rows].to(torch.bfloat16), plain[: p.width]).float()
+            assert torch.equal(p.product(x[:, :rows], p.width), expected), rows
+            assert torch.equal(p.product(x[:, rows - 1 : rows], p.width), expected[:, -1:]), rows
 
 
 def test_small_models_are_not_calibrated_and_stay_exactly_float32(anchored):
