@@ -55,22 +55,22 @@ class RMSNorm(nn.Module):
 
 def rotary_tables(positions: torch.Tensor, head_dim: int, theta: float,
                   dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos/sin tables [B, 1, T, head_dim] for the rotate-half RoPE convention (Qwen2, Llama, LLaDA)."""
+    """cos/sin tables [B, 1, T, head_dim] for the rotate-half RoPE convention (Qwen2, Llama, LLaDA), the
+    sin table's first half negated: `apply_rotary` then rotates by one roll instead of a negation and a
+    concatenation (the same bits: negating is exact)."""
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, device=positions.device).float() / head_dim))
     freqs = positions.float()[..., None] * inv_freq  # (B, T, head_dim/2)
-    emb = torch.cat((freqs, freqs), dim=-1)[:, None]
-    return emb.cos().to(dtype), emb.sin().to(dtype)
+    sin = freqs.sin()
+    return torch.cat((freqs, freqs), dim=-1)[:, None].cos().to(dtype), torch.cat((-sin, sin), dim=-1)[:, None].to(dtype)
 
 
 def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate `x` by the tables; tables narrower than the head rotate its first dimensions only (partial
-    rotary, as LLaDA2's `partial_rotary_factor`), the rest passes through."""
+    """Rotate `x` by `rotary_tables`' tables; tables narrower than the head rotate its first dimensions
+    only (partial rotary, as LLaDA2's `partial_rotary_factor`), the rest passes through."""
     if cos.shape[-1] < x.shape[-1]:
         width = cos.shape[-1]
         return torch.cat((apply_rotary(x[..., :width], cos, sin), x[..., width:]), dim=-1)
-    half = x.shape[-1] // 2
-    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-    return x * cos + rotated * sin
+    return x * cos + x.roll(x.shape[-1] // 2, -1) * sin
 
 
 @dataclass
