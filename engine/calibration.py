@@ -23,7 +23,7 @@ import json
 import os
 import platform
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ HOPELESS = 1.5  # a candidate this much slower than the fastest after a round is
 COST_ROWS = (1, 2, 3, 5, 9, 16)  # query rows whose forward is timed for `row_cost` (between: interpolated)
 MOST_ROWS = max(COST_ROWS)
 WIDE_ROWS = (48, MAX_WIDE_ROWS)  # rows of the calls timed for the kernel of calls over MAX_TABLE_ROWS rows
-VERSION = 10
+VERSION = 11
 
 
 @dataclass(frozen=True)
@@ -64,13 +64,14 @@ class Calibration:
     row_cost: tuple[float, ...]
     wide: str = LINEAR
     mixed: tuple[str, ...] = ()
+    steady_rows: dict[str, int] = field(default_factory=dict)
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> Calibration:
         """The calibration `asdict` gave `data`."""
         return Calibration({k: tuple(v) for k, v in data["kernels"].items()},
                            {k: tuple(v) for k, v in data["exact"].items()}, tuple(data["row_cost"]),
-                           data["wide"], tuple(data["mixed"]))
+                           data["wide"], tuple(data["mixed"]), dict(data.get("steady_rows", {})))
 
     def apply(self, model: Transformer, half: bool) -> None:
         """Set every fused product's kernels; `half` False keeps the model exactly float32."""
@@ -79,6 +80,7 @@ class Calibration:
             if product.shape_key in tables:
                 product.set_kernels(tables[product.shape_key])
             product.wide = self.wide if half or self.wide in EXACT else LINEAR
+            product.steady_rows = self.steady_rows.get(product.shape_key, 0) if half else 0
             product.mixed = self.mixed if half else ()
 
 
@@ -151,8 +153,9 @@ def measure(model: Transformer) -> Calibration:
     shapes = {p.shape_key for p in products}
     for p in products:
         p.set_kernels((fastest,) * MAX_TABLE_ROWS)
+    wide = _wide_kernel(timer, products, fastest)
     return Calibration({s: (fastest,) * MAX_TABLE_ROWS for s in shapes}, dict.fromkeys(shapes, exact),
-                       _row_cost(timer), _wide_kernel(timer, products, fastest), mixed)
+                       _row_cost(timer), wide, mixed, steady_rows(products, wide))
 
 
 def _wide_kernel(timer: _ForwardTimer, products: list[FusedProjections], decoding: Kernel) -> Kernel:
@@ -223,6 +226,50 @@ def _row_invariant(products: list[FusedProjections], kernel: Kernel) -> bool:
             finally:
                 p.kernels = saved
     return True
+
+
+STEADY_PIECES = (256, 128, 64, 32, MAX_TABLE_ROWS)  # piece sizes `steady_rows` tries, largest first
+STEADY_SAMPLES = (17, 24, 33, 48, 64, 100, 128, 150, 200, 256)  # row counts it checks up to a piece size
+
+
+def steady_rows(products: list[FusedProjections], wide: Kernel) -> dict[str, int]:
+    """Per weight shape, the most rows a call of the reduced-precision `wide` kernel may take in one piece
+    (0: any number) and still give each row the bits it gets alone.
+
+    A prefill computes the keys and values of fixed text in one wide call, and a later step recomputes a
+    text row alone (the row before a gap whose first token is written again), so the two must agree bit
+    for bit or one-token-per-step decoding and verified drafting part ways. On a 2-core Xeon with AMX the
+    packed bfloat16 product keeps a row's bits at any row count for 576-wide inputs, but for the
+    1,536-wide input of SmolLM2's down projection only up to about 130 rows (150 rows: some rows differ).
+    Checked at `STEADY_SAMPLES` row counts, not at every count."""
+    if wide not in LOW:
+        return {}
+    found: dict[str, int] = {}
+    first: dict[str, FusedProjections] = {}
+    for p in products:
+        first.setdefault(p.shape_key, p)
+    generator = torch.Generator().manual_seed(0)
+    with torch.inference_mode():
+        for shape, p in first.items():
+            saved = p.wide, p.steady_rows
+            p.wide = wide
+            try:
+                for piece in (0, *STEADY_PIECES):
+                    p.steady_rows = piece
+                    counts = [r for r in STEADY_SAMPLES if not piece or r <= 2 * piece]
+                    if all(_keeps_bits(p, rows, generator) for rows in counts):
+                        if piece:
+                            found[shape] = piece
+                        break
+            finally:
+                p.wide, p.steady_rows = saved
+    return found
+
+
+def _keeps_bits(p: FusedProjections, rows: int, generator: torch.Generator) -> bool:
+    x = torch.randn(1, rows, p.weight.shape[1], generator=generator)
+    alone = torch.cat([p.product(x[:, i : i + 1], p.width) for i in range(rows)], 1)
+    return torch.equal(p.product(x, p.width), alone)
 
 
 def decode_cost(timed: dict[int, float]) -> float:

@@ -83,6 +83,7 @@ class FusedProjections:
         self.weight = self._full
         self.kernels = default_kernels(self.weight.device)
         self.wide: Kernel = LINEAR  # the kernel for calls of more than MAX_TABLE_ROWS rows
+        self.steady_rows = 0  # a reduced-precision call runs in pieces of at most this many rows (0: whole)
         self.mixed: tuple[Kernel, ...] = ()  # per row count, for calls where some rows take the LoRA and some not
         self.low: dict[Kernel, torch.Tensor] = {}  # `_full` in a `LOW` kernel's dtype, per kernel in use
         self.merged: dict[Kernel, torch.Tensor] = {}  # the same with the LoRA added in, when there is one
@@ -183,7 +184,7 @@ class FusedProjections:
             if width > self.width:  # the adapter's down-projections stay in float32
                 y = torch.cat([y, F.linear(x, self._full[self.width : width])], -1)
         elif kernel in self.low:
-            y = _low_product(x, self.low[kernel], width)
+            y = _low_product(x, self.low[kernel], width, self.steady_rows)
         elif kernel == COLUMNS:
             y = (self._full[:width] @ x.reshape(rows, x.shape[-1]).t()).t().contiguous().view(*x.shape[:-1], width)
         else:
@@ -199,7 +200,7 @@ class FusedProjections:
         if adapt.every_row and merged is not None:
             # A decoding step (every row in a gap): one product by the weight with the LoRA added in
             # costs what the base's product costs, where the low-rank products cost a fifth of a step.
-            y = _low_product(x, merged, self.width)
+            y = _low_product(x, merged, self.width, self.steady_rows)
             return torch.split(y if self.bias is None else y + self.bias, self.sizes, -1)
         # A call that mixes text rows with gap rows (the first step after an edit) is no decoding step:
         # the kernel that gives a row the same bits beside other rows need not serve it.
@@ -262,8 +263,14 @@ def _plain(weight: torch.Tensor) -> torch.Tensor:
     return weight.to_dense() if weight.is_mkldnn else weight
 
 
-def _low_product(x: torch.Tensor, low: torch.Tensor, width: int) -> torch.Tensor:
-    """x times the first `width` rows of a reduced-precision copy (`_packed` or plain), in x's dtype."""
+def _low_product(x: torch.Tensor, low: torch.Tensor, width: int, steady_rows: int = 0) -> torch.Tensor:
+    """x times the first `width` rows of a reduced-precision copy (`_packed` or plain), in x's dtype, in
+    pieces of at most `steady_rows` rows when that is set (`engine.calibration.steady_rows`)."""
+    rows = x.numel() // x.shape[-1]
+    if steady_rows and rows > steady_rows:
+        flat = x.reshape(rows, x.shape[-1])
+        pieces = [_low_product(piece, low, width) for piece in torch.split(flat, steady_rows)]
+        return torch.cat(pieces).view(*x.shape[:-1], width)
     xl = x.to(low.dtype)
     if low.is_mkldnn:  # a packed matrix cannot be sliced: the few LoRA rows beyond `width` cost little
         y: torch.Tensor = torch.ops.mkldnn._linear_pointwise(xl, low, None, "none", [], "")

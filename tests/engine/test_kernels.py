@@ -4,7 +4,8 @@ the calibration decides, and how far the sampler drafts from what rows cost."""
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
+import json
+from dataclasses import asdict, replace
 
 import pytest
 import torch
@@ -13,12 +14,14 @@ import torch.nn.functional as F
 from engine import DenoiseParams, Engine, InfillRequest
 from engine.calibration import (
     UNMEASURED,
+    Calibration,
     _row_cost,
     _row_invariant,
     _table,
     calibration_for,
     decode_cost,
     measure,
+    steady_rows,
 )
 from engine.drafting import DraftPolicy, Plan
 from engine.models.anchored import GapAdapt
@@ -92,6 +95,41 @@ def test_the_bfloat16_kernel_gives_the_plain_copy_s_bits_and_saves_plainly(ancho
             expected = F.linear(x[:, :rows].to(torch.bfloat16), plain[: p.width]).float()
             assert torch.equal(p.product(x[:, :rows], p.width), expected), rows
             assert torch.equal(p.product(x[:, rows - 1 : rows], p.width), expected[:, -1:]), rows
+
+
+def test_wide_bfloat16_calls_run_in_pieces_that_keep_each_row_s_bits(anchored):
+    """A prefill's text rows are later recomputed one at a time (the row before a gap): the wide kernel
+    must give a row what the one-row kernel gives it. `steady_rows` finds the piece size that does, per
+    shape, the calibration keeps it, and a call of more rows runs in pieces of that size."""
+    products = copy.deepcopy(anchored.loaded.model.products())
+    for p in products:
+        p.set_kernels((BF16,) * MAX_TABLE_ROWS)
+    found = steady_rows(products, BF16)
+    assert steady_rows(products, LINEAR) == {}  # float32 prefills are not cut
+    calibration = replace(UNMEASURED, kernels={p.shape_key: (BF16,) * MAX_TABLE_ROWS for p in products},
+                          wide=BF16, steady_rows=found or {products[0].shape_key: 32})
+    assert Calibration.from_json(json.loads(json.dumps(asdict(calibration)))) == calibration
+    model = copy.deepcopy(anchored.loaded.model)
+    calibration.apply(model, half=True)
+    for p in model.products():
+        assert p.wide == BF16 and p.steady_rows == calibration.steady_rows.get(p.shape_key, 0)
+        x = torch.randn(1, 150, p.weight.shape[1])
+        with torch.inference_mode():
+            alone = torch.cat([p.product(x[:, i : i + 1], p.width) for i in range(150)], 1)
+            whole = p.product(x, p.width)
+        if p.shape_key in found:
+            assert torch.equal(whole, alone), p.shape_key
+        elif not torch.equal(whole, alone):  # then no piece size helps: the row kernels differ
+            p.steady_rows = MAX_TABLE_ROWS
+            with torch.inference_mode():
+                assert not torch.equal(p.product(x, p.width), alone), p.shape_key
+        if p.steady_rows:
+            with torch.inference_mode():
+                pieces = torch.cat([p.product(x[:, i : i + p.steady_rows], p.width)
+                                    for i in range(0, 150, p.steady_rows)], 1)
+            assert torch.equal(whole, pieces)
+    calibration.apply(model, half=False)
+    assert all(p.steady_rows == 0 for p in model.products())
 
 
 def test_small_models_are_not_calibrated_and_stay_exactly_float32(anchored):
