@@ -90,6 +90,23 @@ def test_a_result_that_only_repeats_what_follows_is_dropped() -> None:
     assert drop_reason("return y", body, 28, 28) is None
 
 
+def test_a_closer_repeats_another_only_at_the_same_indentation() -> None:
+    """`}` lines follow each other at falling indentation: a closer one level out is no repeat of the
+    closer above it or of the one after the cursor, the same closer at the same indentation is."""
+    nested = "function f(a) {\n    if (a) {\n        g();\n    }\n\n"
+    cursor = len(nested) - 1
+    assert drop_reason("}", nested, cursor, cursor) is None
+    assert drop_reason("    }", nested, cursor, cursor) == "the result repeats the line above"
+    before_closer = "function f(a) {\n    for (;;) {\n        g();\n\n    }\n}\n"
+    cursor = before_closer.index("\n\n") + 1
+    assert drop_reason("        }", before_closer, cursor, cursor) is None
+    assert drop_reason("    }", before_closer, cursor, cursor) == "the result repeats the text after the spot"
+    typed = "function f(a) {\n    if (a) {\n        g();\n    \n}\n"  # the cursor after typed indentation
+    cursor = typed.index("    \n") + 4
+    assert drop_reason("}", typed, cursor, cursor) is None
+    assert drop_reason("g();", typed, cursor, cursor) == "the result repeats the line above"
+
+
 def test_closer_that_the_suffix_already_provides_is_cut() -> None:
     text = "total = compute()\n"
     assert balance_brackets(text, 16, 16, "a, b)", PYTHON) == "a, b"
