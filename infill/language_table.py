@@ -46,6 +46,8 @@ _C_STATEMENTS = _f({
 })
 _C_STRINGS = _f({"string_literal", "string_content", "char_literal", "concatenated_string", "system_lib_string"})
 _C_CONTAINERS = _f({"translation_unit", "compound_statement", "field_declaration_list"})
+_C_LIKE_LINES = ("if (true) {", "} else {", "}")  # lines that open, continue and close a block
+_GO_LIKE_LINES = ("if true {", "} else {", "}")
 _C_FUNCTIONS = (
     "(function_definition declarator: (function_declarator declarator: (_) @name) body: (compound_statement) @body)",
 )
@@ -64,28 +66,32 @@ ROWS: tuple[LanguageSpec, ...] = (
         containers=_f({"module", "block"}),
         function_patterns=("(function_definition name: (identifier) @name body: (block) @body)",),
         real_parser="ast", empty_statement="pass",
-        opening_statements=("if True:", "try:", "_ = (", "_ = [", "_ = {"),
+        stand_in_lines=("if True:", "try:", "_ = (", "_ = [", "_ = {"),
     ),
     LanguageSpec(
         id="javascript", grammar_module="tree_sitter_javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"),
         comment_prefix="//", language_ids=("javascriptreact",), function_keywords=_JS_KEYWORDS,
+        empty_statement=";", stand_in_lines=_C_LIKE_LINES,
         statements=_JS_STATEMENTS, strings=_JS_STRINGS, comments=_f({"comment", "html_comment"}),
         containers=_JS_CONTAINERS, function_patterns=_JS_FUNCTIONS,
     ),
     LanguageSpec(
         id="typescript", grammar_module="tree_sitter_typescript", grammar_function="language_typescript",
         extensions=(".ts", ".mts", ".cts"), comment_prefix="//", function_keywords=_JS_KEYWORDS,
+        empty_statement=";", stand_in_lines=_C_LIKE_LINES,
         statements=_TS_STATEMENTS, strings=_JS_STRINGS, containers=_JS_CONTAINERS | _f({"interface_body"}),
         function_patterns=_JS_FUNCTIONS,
     ),
     LanguageSpec(
         id="tsx", grammar_module="tree_sitter_typescript", grammar_function="language_tsx", extensions=(".tsx",),
         comment_prefix="//", language_ids=("typescriptreact",), function_keywords=_JS_KEYWORDS,
+        empty_statement=";", stand_in_lines=_C_LIKE_LINES,
         statements=_TS_STATEMENTS, strings=_JS_STRINGS, containers=_JS_CONTAINERS | _f({"interface_body"}),
         function_patterns=_JS_FUNCTIONS,
     ),
     LanguageSpec(
         id="java", grammar_module="tree_sitter_java", extensions=(".java",), comment_prefix="//",
+        empty_statement=";", stand_in_lines=_C_LIKE_LINES,
         function_keywords=_f({"class", "interface", "enum", "record"}),
         statements=_f({
             "assert_statement", "break_statement", "continue_statement", "do_statement",
@@ -106,6 +112,7 @@ ROWS: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         id="go", grammar_module="tree_sitter_go", extensions=(".go",), comment_prefix="//",
+        empty_statement=";", stand_in_lines=_GO_LIKE_LINES,
         function_keywords=_f({"func", "struct", "interface"}),
         statements=_f({
             "assignment_statement", "dec_statement", "expression_statement", "inc_statement", "send_statement",
@@ -128,6 +135,7 @@ ROWS: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         id="rust", grammar_module="tree_sitter_rust", extensions=(".rs",), comment_prefix="//",
+        empty_statement=";", stand_in_lines=_GO_LIKE_LINES,
         function_keywords=_f({"fn", "struct", "enum", "impl", "trait", "mod"}),
         statements=_f({
             "expression_statement", "let_declaration", "empty_statement", "function_item", "struct_item",
@@ -141,12 +149,14 @@ ROWS: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         id="c", grammar_module="tree_sitter_c", extensions=(".c", ".h"), comment_prefix="//",
+        empty_statement=";", stand_in_lines=_C_LIKE_LINES,
         function_keywords=_f({"struct", "union", "enum"}), statements=_C_STATEMENTS, strings=_C_STRINGS,
         containers=_C_CONTAINERS, function_patterns=_C_FUNCTIONS,
     ),
     LanguageSpec(
         id="cpp", grammar_module="tree_sitter_cpp", extensions=(".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"),
         comment_prefix="//", function_keywords=_f({"class", "struct", "namespace"}),
+        empty_statement=";", stand_in_lines=_C_LIKE_LINES,
         statements=_C_STATEMENTS | _f({
             "throw_statement", "try_statement", "co_return_statement", "co_yield_statement",
             "for_range_loop", "alias_declaration", "using_declaration", "namespace_definition",
@@ -157,6 +167,7 @@ ROWS: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         id="csharp", grammar_module="tree_sitter_c_sharp", extensions=(".cs",), comment_prefix="//",
+        empty_statement=";", stand_in_lines=_C_LIKE_LINES,
         language_ids=("cs",), function_keywords=_f({"class", "struct", "interface", "record"}),
         statements=_f({
             "block", "break_statement", "checked_statement", "continue_statement", "do_statement",
@@ -197,6 +208,7 @@ ROWS: tuple[LanguageSpec, ...] = (
     LanguageSpec(
         id="php", grammar_module="tree_sitter_php", grammar_function="language_php", extensions=(".php",),
         comment_prefix="//", function_keywords=_f({"function", "class", "interface", "trait", "fn"}),
+        empty_statement=";", stand_in_lines=_C_LIKE_LINES,
         statements=_f({
             "break_statement", "class_declaration", "compound_statement", "const_declaration",
             "continue_statement", "declare_statement", "do_statement", "echo_statement", "empty_statement",

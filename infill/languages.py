@@ -40,10 +40,11 @@ class LanguageSpec:
     - `real_parser`: the language's own parser, where one is at hand (`infill.parsing.REAL_PARSERS`: "ast"
       for Python), which judges whether a filled file parses instead of the tree-sitter grammar;
     - `empty_statement`: what stands in for a hole marker when deciding whether a file parsed before it was
-      filled (`pass` in Python, `:` in Bash, where a body cannot be empty; "" elsewhere);
-    - `opening_statements`: the same for a marker whose line opened what follows it one level deeper, a
-      block (`if True:`, `try:` in Python) or a bracket (`_ = {`); none where braces make the indentation
-      free.
+      filled (`pass` in Python, `:` in Bash, where a body cannot be empty; `;` in brace languages; ""
+      elsewhere);
+    - `stand_in_lines`: other lines that may stand where one is missing (a hole marker, the blank line a
+      cursor is on): ones that open what follows one level deeper, a block (`if True:`, `try:` in Python)
+      or a bracket (`_ = {`), and in brace languages ones that continue or close a block (`} else {`, `}`);
     `grammar_module` None means no grammar: line windows only and no parse check.
     """
 
@@ -65,7 +66,7 @@ class LanguageSpec:
     grammar_function: str = "language"
     real_parser: str | None = None
     empty_statement: str = ""
-    opening_statements: tuple[str, ...] = ()
+    stand_in_lines: tuple[str, ...] = ()
 
     @property
     def has_grammar(self) -> bool:

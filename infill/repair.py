@@ -11,7 +11,7 @@ the first offending token instead, `infill.bans`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from infill.languages import LanguageSpec
@@ -39,7 +39,7 @@ def baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot] = ()) -> Basel
         return Baseline(False)
     if first_error(text, spec) is None:
         return Baseline(True)
-    for stand_in in (spec.empty_statement, *spec.opening_statements):
+    for stand_in in (spec.empty_statement, *spec.stand_in_lines):
         neutral = neutral_text(text, spots, spec, stand_in)
         if neutral is not None and first_error(neutral, spec) is None:
             return Baseline(True)
@@ -52,7 +52,7 @@ def baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot] = ()) -> Basel
 
 def neutral_text(text: str, spots: Sequence[Spot], spec: LanguageSpec, stand_in: str | None = None) -> str | None:
     """`text` with each range a spot replaces standing for nothing: `stand_in` (the row's `empty_statement`
-    unless given; one of its `opening_statements` for a marker whose line opened what follows it) where the
+    unless given; one of its `stand_in_lines` for a marker whose line opened or closed a block) where the
     range starts a line (a hole marker after its indentation, whole lines), nothing elsewhere, its trailing
     line breaks kept. None when no spot replaces anything (an insertion leaves the text as it is)."""
     stand_in = spec.empty_statement if stand_in is None else stand_in
@@ -73,33 +73,32 @@ def neutral_text(text: str, spots: Sequence[Spot], spec: LanguageSpec, stand_in:
     return "".join(pieces)
 
 
-def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> list[str]:
-    """`text` with the row's `empty_statement` on every blank line an insertion spot stands on: once at the
-    indentation of the next non-blank line, once one level deeper than the last non-blank line above. A
-    document that parses so lacks only a statement where the cursor is (a body emptied down to the line the
-    user is writing), so a fill there must leave it parsing."""
+def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> Iterator[str]:
+    """`text` with a stand-in line on every blank line an insertion spot stands on: the row's
+    `empty_statement` and each of its `stand_in_lines`, at the indentation of the next non-blank line, of
+    the last non-blank line above, and one level deeper than that. A document that parses so lacks only a
+    line where the cursor is (a body emptied down to the line the user is writing, a block whose opener or
+    closer is the line being written), so a fill there must leave it parsing."""
     lines = text.split("\n")
     starts = [0]
     for line in lines[:-1]:
         starts.append(starts[-1] + len(line) + 1)
     blank = sorted({bisect.bisect_right(starts, s.start) - 1 for s in spots if s.start == s.end})
     blank = [i for i in blank if not lines[i].strip()]
-    if not spec.empty_statement or not blank:
-        return []
-    candidates = []
-    for deeper in (False, True):
-        filled = list(lines)
-        for i in blank:
-            filled[i] = _indent_for(lines, i, deeper) + spec.empty_statement
-        candidates.append("\n".join(filled))
-    return candidates
+    stand_ins = [line for line in (spec.empty_statement, *spec.stand_in_lines) if line]
+    for stand_in in stand_ins if blank else []:
+        for indent in ("next", "above", "deeper"):
+            filled = list(lines)
+            for i in blank:
+                filled[i] = _indent_for(lines, i, indent) + stand_in
+            yield "\n".join(filled)
 
 
-def _indent_for(lines: list[str], index: int, deeper: bool) -> str:
-    step = range(index - 1, -1, -1) if deeper else range(index + 1, len(lines))
+def _indent_for(lines: list[str], index: int, where: str) -> str:
+    step = range(index + 1, len(lines)) if where == "next" else range(index - 1, -1, -1)
     near = next((lines[i] for i in step if lines[i].strip()), "")
     indent = near[: len(near) - len(near.lstrip(" \t"))]
-    return indent + ("\t" if indent.startswith("\t") else "    ") if deeper else indent
+    return indent + ("\t" if indent.startswith("\t") else "    ") if where == "deeper" else indent
 
 
 @dataclass(frozen=True)

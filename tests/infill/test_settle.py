@@ -148,3 +148,30 @@ def test_a_hole_marker_in_place_of_a_line_that_opened_a_block_counts_as_a_file_t
         good, notes = _settled(text, Edit(spot.start, spot.end, opener, ()), [spot])
         assert good is not None and notes == []
         ast.parse(apply_edits(text, [good]))
+
+
+def test_a_brace_block_missing_its_opener_or_closer_at_the_cursor_counts_as_a_file_that_parses() -> None:
+    """The line being written (at `|`) is a block's opener (its body and `}` below the cursor) or its
+    closer: the file parses with a stand-in of that kind on the cursor's line, so a fill must leave it
+    parsing (a plain statement there keeps it broken: in SantaCoder's JavaScript and Java tasks, half the
+    files lack such a line)."""
+    cases = [
+        (JAVASCRIPT, "function f(xs) {\n  let total = 0;\n  |\n    total += x;\n  }\n  return total;\n}\n",
+         "let i = 0;", "for (const x of xs) {"),
+        (JAVASCRIPT, "function f(x) {\n  if (x) {\n    return 1;\n  |\n  return 0;\n}\n", "return 2;", "}"),
+        (get_language("java"), "class A {\n  int f(int x) {\n    if (x > 0) {\n      return 1;\n    |\n"
+         "    else {\n      return 0;\n    }\n  }\n}\n", "return 2;", "}"),
+        (get_language("go"), "package main\n\nfunc f(x int) int {\n\tif x > 0 {\n\t\treturn 1\n\t|\n\treturn 0\n}\n",
+         "return 2", "}"),
+    ]
+    for spec, source, statement, line in cases:
+        text, cursor = source.replace("|", ""), source.index("|")
+        spot = [Spot(cursor, cursor, 8, "line")]
+        assert first_error(text, spec) is not None
+        assert baseline(text, spec, spot).parses, (spec.id, line)
+        (kept,), notes = settle(text, [Edit(cursor, cursor, statement, ())], baseline(text, spec, spot), spec)
+        assert kept is None and notes and DROPPED in notes[0], (spec.id, statement)
+        fill = Edit(cursor, cursor, line, ())
+        (kept,), notes = settle(text, [fill], baseline(text, spec, spot), spec)
+        assert kept == fill and notes == [], (spec.id, line)
+        assert first_error(apply_edits(text, [fill]), spec) is None
