@@ -8,7 +8,7 @@ is most of a small model's cost per layer. Two things make a CPU decoding step c
 - the kernel this machine runs fastest at the call's row count (`KERNELS`, chosen per weight shape and
   row count by `engine.calibration`): float32 for many rows (prefill), a float16 or bfloat16 copy for
   decoding, where reading half the bytes makes the product up to twice as fast (and a CPU with bfloat16
-  matrix units runs 16 rows for the price of one);
+  matrix units runs 16 rows for the price of one, on a copy packed once into oneDNN's layout: `_packed`);
 - a low-rank adapter (LoRA) folded in: its down-projections (A) are extra output rows of the same product,
   and one small product by the block-diagonal up-projections (B) adds the update to the rows it applies to,
   instead of two products per projection. With a reduced-precision kernel (`LOW`), a call whose rows all
