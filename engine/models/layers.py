@@ -60,8 +60,8 @@ def rotary_tables(positions: torch.Tensor, head_dim: int, theta: float,
     concatenation (the same bits: negating is exact)."""
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, device=positions.device).float() / head_dim))
     freqs = positions.float()[..., None] * inv_freq  # (B, T, head_dim/2)
-    sin = freqs.sin()
-    return torch.cat((freqs, freqs), dim=-1)[:, None].cos().to(dtype), torch.cat((-sin, sin), dim=-1)[:, None].to(dtype)
+    cos, sin = freqs.cos(), freqs.sin()
+    return torch.cat((cos, cos), dim=-1)[:, None].to(dtype), torch.cat((-sin, sin), dim=-1)[:, None].to(dtype)
 
 
 def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
