@@ -29,7 +29,6 @@ from infill.leads import TextLead
 from infill.line_deadline import LineDeadline
 from infill.postprocess import (
     decode,
-    drop_reason,
     finish,
     line_may_grow,
     span_ids,
@@ -40,6 +39,7 @@ from infill.repair import Baseline, ParseCheck, baseline, check_filled, remask_r
 from infill.settle import settle
 from infill.span_end import TextEnd
 from infill.spots import Edit, Spot
+from infill.worth_showing import drop_reason
 
 if TYPE_CHECKING:
     from engine import DenoiseParams, InfillRequest, InfillResult, Stats

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from infill.languages import LanguageSpec
 from infill.positions import LineIndex
-from infill.postprocess import drop_reason
 from infill.repair import Baseline, check_filled
 from infill.spots import Edit
+from infill.worth_showing import drop_reason
 
 MAX_CUTS = 32
 """Cut points tried per edit, longest first (each costs one parse of the document)."""

@@ -7,7 +7,7 @@ from infill.postprocess import (
     Shaped,
     balance_brackets,
     decode,
-    drop_reason,
+    finish,
     indent_unit,
     shape_text,
     span_ids,
@@ -16,6 +16,7 @@ from infill.postprocess import (
 )
 from infill.repair import baseline, check_filled, remask_range
 from infill.spots import Edit, Spot
+from infill.worth_showing import drop_reason
 from tests.support.checkpoints import tiny_tokenizer
 
 PYTHON = get_language("python")
@@ -105,6 +106,19 @@ def test_a_closer_repeats_another_only_at_the_same_indentation() -> None:
     cursor = typed.index("    \n") + 4
     assert drop_reason("}", typed, cursor, cursor) is None
     assert drop_reason("g();", typed, cursor, cursor) == "the result repeats the line above"
+
+
+def test_lines_inserted_before_a_line_of_text_end_with_a_line_break() -> None:
+    """A block spot at column 0 of a line that holds text (the published oracle-length setup: the cursor
+    at the start of the line after the gap) puts whole lines before it; without the break the last one
+    would run into that line."""
+    text = "def f(xs):\n    total = 0\n        total += 1\n    return total\n"
+    at = text.index("        total +=")
+    _, new_text = finish("    for x in xs:", Slot(Spot(at, at, 16, "block"), 0, 16), text, PYTHON)
+    assert new_text == "    for x in xs:\n"
+    inline = "x = compute(a)\n"  # mid-line: no break
+    _, new_text = finish("b, ", Slot(Spot(12, 12, 4, "line"), 0, 4), inline, PYTHON)
+    assert not new_text.endswith("\n")
 
 
 def test_closer_that_the_suffix_already_provides_is_cut() -> None:
