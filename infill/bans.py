@@ -81,6 +81,14 @@ def ends_with_header(text: str, spec: LanguageSpec) -> bool:
     return bool(stripped) and spec.opens_block(stripped[stripped.rfind("\n") + 1 :])
 
 
+def blamed_offset(text: str, where: int, spec: LanguageSpec) -> int:
+    """Where a result's first parse error (at `where` in `text`) is blamed for its retry: at the end when
+    the result's last line opens a block, since the body is what is missing whatever the grammar points
+    at (tree-sitter puts the error of a Rust `if low < high {` whose `}` then closes the function at the
+    `if`, and banning the `if` is no repair), else where the check found it."""
+    return len(text) if ends_with_header(text, spec) else where
+
+
 def retry_lead(base: TextLead | None, before: Sequence[int], banned: frozenset[int], stops: frozenset[int],
                special: Any, spec: LanguageSpec, tokenizer: Any) -> BanLead | BodyLead:
     """The lead of a span retried after `before` with `banned` first tokens: a `BodyLead` when the end was

@@ -14,7 +14,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from infill.bans import BanPlan, lead_token_count, moved_spans, offending_index, plan_ban, retry_lead
+from infill.bans import (
+    BanPlan,
+    blamed_offset,
+    lead_token_count,
+    moved_spans,
+    offending_index,
+    plan_ban,
+    retry_lead,
+)
 from infill.canvas import (
     Canvas,
     ContextOverflow,
@@ -254,7 +262,7 @@ class _Document:
             if where is None:
                 plans.append(None)
                 continue
-            index = offending_index(tokenizer, kept, shaped, where)
+            index = offending_index(tokenizer, kept, shaped, blamed_offset(shaped.text, where, self.spec))
             lead = lead_token_count(tokenizer, kept, slot.lead) if self._lead(slot) is not None else 0
             plans.append(plan_ban(self.current[start:end], kept, index, lead, ends, bans))
         return plans

@@ -11,11 +11,12 @@ import pytest
 
 from engine import DenoiseParams, Engine
 from infill import FillOptions, fill, plan_completion, plan_regenerate
-from infill.bans import BanLead, BodyLead, lead_token_count, moved_spans, plan_ban
+from infill.bans import BanLead, BodyLead, blamed_offset, lead_token_count, moved_spans, plan_ban
 from infill.canvas import line_break_ids
 from infill.fill import FillJob, _Document
 from infill.languages import get_language
-from infill.spots import apply_edits
+from infill.repair import baseline, check_filled
+from infill.spots import Edit, Spot, apply_edits
 from tests.support.recording import Recording
 
 pytestmark = pytest.mark.slow
@@ -132,3 +133,18 @@ def test_slots_after_a_retried_span_that_grew_move_with_it() -> None:
     # slot 0 kept 12 tokens, its retry span started at 22 and grew from 8 masks to 20 positions
     assert moved_spans(positions, {0: 12}, [(22, 42)]) == [(10, 42), (52, 62), (72, 82)]
     assert moved_spans(positions, {1: 3}, [(43, 50)]) == positions  # it did not grow: nothing moves
+
+
+def test_a_result_that_ends_by_opening_a_block_is_blamed_at_its_end() -> None:
+    """tree-sitter puts the error of a hole filled with `if low < high {` at the `if` (the function's `}`
+    closes the new block and the function is left open): the retry must ban the end that came after the
+    opener, as for Python's `expected an indented block`, not the `if`."""
+    rust = get_language("rust")
+    text = "pub fn clamp(value: i32, low: i32, high: i32) -> i32 {\n    // <|hole|>\n}\n"
+    start = text.index("// <|hole|>")
+    spot = Spot(start, start + len("// <|hole|>"), 64, "block")
+    opener = "if low < high {"
+    check = check_filled(text, [Edit(spot.start, spot.end, opener, ())], baseline(text, rust, [spot]), rust)
+    assert check.added > 0 and check.where == (0,)
+    assert blamed_offset(opener, 0, rust) == len(opener)
+    assert blamed_offset("let x = (1;", 8, rust) == 8
