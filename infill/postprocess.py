@@ -330,8 +330,9 @@ def finish(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> tuple[Shaped,
     new_text = settle_closer(text, spot.start, spot.end, new_text, spec)
     replaced = text[spot.start : spot.end]
     ending = replaced[len(replaced.rstrip("\r\n")) :]
-    if not ending and spot.start == spot.end and text[spot.end :].split("\n", 1)[0].strip():
-        ending = "\n" if text.rfind("\n", 0, spot.start) + 1 == spot.start else ""
+    at_line_start = text.rfind("\n", 0, spot.start) + 1 == spot.start
+    if not ending and spot.start == spot.end and at_line_start and text[spot.end :].split("\n", 1)[0].strip():
+        ending = "\n"
     if ending and new_text.strip() and not new_text.endswith(ending):
         new_text = new_text.rstrip() + ending
     return shaped, new_text
