@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infill.languages import LanguageSpec
-from infill.leads import TextLead, vocab_texts
+from infill.leads import SpanLead, vocab_texts
 from infill.postprocess import Shaped, decode, token_offsets
 
 
@@ -32,7 +32,7 @@ class BanLead:
     healed boundary) still requires. `text` is what remains of the base lead, which is all a remote engine
     receives of it (a remote retry therefore runs without the ban)."""
 
-    def __init__(self, base: TextLead | None, before: Sequence[int], banned: frozenset[int], tokenizer: Any) -> None:
+    def __init__(self, base: SpanLead | None, before: Sequence[int], banned: frozenset[int], tokenizer: Any) -> None:
         self.base, self.before, self.banned, self.tokenizer = base, tuple(before), banned, tokenizer
         done = "".join(vocab_texts(tokenizer)[t] for t in self.before)
         self.text = base.text[len(done) :] if base is not None and len(done) < len(base.text) else ""
@@ -89,7 +89,7 @@ def blamed_offset(text: str, where: int, spec: LanguageSpec) -> int:
     return len(text) if ends_with_header(text, spec) else where
 
 
-def retry_lead(base: TextLead | None, before: Sequence[int], banned: frozenset[int], stops: frozenset[int],
+def retry_lead(base: SpanLead | None, before: Sequence[int], banned: frozenset[int], stops: frozenset[int],
                special: Any, spec: LanguageSpec, tokenizer: Any) -> BanLead | BodyLead:
     """The lead of a span retried after `before` with `banned` first tokens: a `BodyLead` when the end was
     banned right after a line that opens a block (and the span has no stop tokens), else a `BanLead`."""

@@ -33,17 +33,17 @@ from infill.canvas import (
     line_break_ids,
 )
 from infill.languages import LanguageSpec, get_language
-from infill.leads import TextLead
+from infill.leads import SpanLead, TextLead
 from infill.line_deadline import LineDeadline
+from infill.line_shape import ShapeLead, indent_limit, on_blank_line, shape_plans, unshaped_slots
 from infill.postprocess import (
     decode,
     finish,
     line_may_grow,
     span_ids,
-    token_offsets,
     whole_lines,
 )
-from infill.repair import Baseline, ParseCheck, baseline, check_filled, remask_range
+from infill.repair import Baseline, ParseCheck, baseline, check_filled, remasked
 from infill.settle import settle
 from infill.span_end import TextEnd
 from infill.spots import Edit, Spot
@@ -119,6 +119,7 @@ class _Document:
         self.options = options
         self.spec = get_language(job.language)
         spots = check_spots(job.spots, len(job.text))
+        self.baseline: Baseline = baseline(job.text, self.spec, spots)
         grow = options.max_grow
         if grow is None:
             grow = sum(self._room(s) for s in spots)
@@ -129,7 +130,6 @@ class _Document:
         except ContextOverflow:
             self.canvas = self._build(spots, header, reserve=0)
             self.max_grow = max(0, engine.max_length - len(self.canvas.ids))
-        self.baseline: Baseline = baseline(job.text, self.spec, spots)
         from engine import Stats  # engine (torch) loads only when a fill runs
 
         self.stats: Stats = Stats()
@@ -141,6 +141,8 @@ class _Document:
         self.bans: list[dict[tuple[int, ...], frozenset[int]]] = [{} for _ in self.canvas.slots]
         self.retried: dict[int, int] = {}
         """Slot -> tokens kept ahead of its span, for the slots the last ban retry re-decoded (its spans)."""
+        self.shaped: set[Slot] = set()
+        """Slots re-decoded to the baseline's line shape (`infill.line_shape`); their later retries keep it."""
 
     def _build(self, spots: list[Spot], header: str, reserve: int) -> Canvas:
         """The canvas, with `reserve` tokens of the context kept free for span growth (distant
@@ -149,7 +151,10 @@ class _Document:
 
     def _grows(self, spot: Spot) -> bool:
         """Whether a line insertion may go on into a block: on an engine that writes left to right (its span
-        end sees the first line), and not for single-line suggestions."""
+        end sees the first line), not for single-line suggestions, and not on a line that must open a block
+        whose body is already there (`Baseline.shape`)."""
+        if self.baseline.shape is not None and on_blank_line(self.job.text, spot):
+            return False
         return self.engine.left_to_right and not self.options.one_line and line_may_grow(spot, self.job.text, self.spec)
 
     def _room(self, spot: Spot) -> int:
@@ -159,19 +164,23 @@ class _Document:
         """A one-line insertion keeps only its first line (`shape_text`), so a line break ends it, unless the
         line may grow into a block: then its span end (`TextEnd`) decides."""
         spot = slot.spot
-        if spot.kind != "line" or spot.start != spot.end or self._grows(spot):
+        if slot not in self.shaped and (spot.kind != "line" or spot.start != spot.end or self._grows(spot)):
             return frozenset()
         return line_break_ids(self.engine.tokenizer)
 
-    def _lead(self, slot: Slot) -> TextLead | None:
-        if not self.engine.left_to_right or not self.options.heal or not slot.lead:
+    def _lead(self, slot: Slot) -> SpanLead | None:
+        if not self.engine.left_to_right:
             return None
-        return TextLead(slot.lead, self.engine.tokenizer)
+        base = TextLead(slot.lead, self.engine.tokenizer) if self.options.heal and slot.lead else None
+        if slot in self.shaped and self.baseline.shape is not None:
+            indent = indent_limit(self.job.text, slot.spot.start)
+            return ShapeLead(base, self.baseline.shape, self.spec.comment_prefix, indent, self.engine.tokenizer)
+        return base
 
     def _span_stops(self) -> tuple[frozenset[int], ...]:
         return tuple(self._stops(slot) for slot in self.canvas.slots)
 
-    def _span_leads(self) -> tuple[TextLead | None, ...]:
+    def _span_leads(self) -> tuple[SpanLead | None, ...]:
         if not self.engine.left_to_right or not self.options.heal:
             return ()
         return tuple(self._lead(slot) for slot in self.canvas.slots)
@@ -220,7 +229,9 @@ class _Document:
             spot = slot.spot
             if self.options.one_line and spot.start == spot.end:
                 new_text = new_text.split("\n", 1)[0].rstrip()
-            reason = drop_reason(new_text, text, spot.end, spot.start if spot.start == spot.end else None)
+            needs_closer = bool(self.baseline.shape and self.baseline.shape.starts)
+            reason = drop_reason(new_text, text, spot.end, spot.start if spot.start == spot.end else None,
+                                 needs_closer)
             raws.append((kept, shaped))
             if reason is not None or new_text == text[spot.start : spot.end]:
                 dropped.append(f"line {text.count(chr(10), 0, spot.start) + 1}: "
@@ -244,10 +255,20 @@ class _Document:
     def wants_retry(self) -> bool:
         if self.cancelled or not self.attempts:
             return False
+        if self._unshaped():
+            return True
         last = self.attempts[-1]
         if last.check.added <= 0 or all(w is None for w in last.check.where):
             return False
         return not self.engine.left_to_right or any(plan is not None for plan in self._ban_plans())
+
+    def _unshaped(self) -> list[int]:
+        """For an engine that writes left to right, once: the slots on a line that must have the baseline's
+        shape (`Baseline.shape`) whose last result was dropped, empty, or broke the parse."""
+        if self.baseline.shape is None or self.shaped or not self.engine.left_to_right:
+            return []
+        last = self.attempts[-1]
+        return unshaped_slots(self.job.text, [s.spot for s in self.canvas.slots], last.edits, last.check.where)
 
     def _ban_plans(self) -> list[BanPlan | None]:
         """For an engine that writes left to right: where each span that broke the parse restarts, and what
@@ -275,17 +296,9 @@ class _Document:
         if self.engine.left_to_right:
             return self._ban_request()
         last = self.attempts[-1]
-        canvas = list(self.current)
-        stops = []
-        for slot, (start, end), (kept, shaped), where in zip(self.canvas.slots, self.positions, last.raws,
-                                                              last.check.where):
-            if where is None:
-                continue
-            offsets = token_offsets(self.engine.tokenizer, kept)
-            lo, hi = remask_range(offsets, end - start, shaped.raw, shaped.raw_offset(where))
-            canvas[start + lo : start + hi] = [self.engine.special.mask_id] * (hi - lo)
-            stops.append(self._stops(slot))
-        return InfillRequest(canvas, self.job.doc_id, 0, tuple(stops))
+        canvas = remasked(self.current, self.positions, last.raws, last.check.where, self.engine)
+        stops = tuple(self._stops(slot) for slot, where in zip(self.canvas.slots, last.check.where) if where is not None)
+        return InfillRequest(canvas, self.job.doc_id, 0, stops)
 
     def _ban_request(self) -> InfillRequest:
         from engine import InfillRequest
@@ -295,8 +308,12 @@ class _Document:
         stops, leads, ends = [], [], []
         tokenizer, special = self.engine.tokenizer, self.engine.special
         self.retried = {}
+        plans = self._ban_plans()
+        if unshaped := self._unshaped():
+            plans = shape_plans(tokenizer, self.canvas.slots, [kept for kept, _ in last.raws], unshaped)
+            self.shaped.update(self.canvas.slots[i] for i in unshaped)
         for slot_index, (slot, (start, end), (kept, _), plan, bans) in enumerate(
-            zip(self.canvas.slots, self.positions, last.raws, self._ban_plans(), self.bans)
+            zip(self.canvas.slots, self.positions, last.raws, plans, self.bans)
         ):
             if plan is None:
                 continue
@@ -316,7 +333,7 @@ class _Document:
         if not self.attempts:
             return FillResult([], canvas_ids, self.stats, True, ["cancelled"], 0)
         first = self.attempts[0]
-        best = min(self.attempts, key=lambda a: a.check.added)
+        best = min(self.attempts, key=lambda a: (a.check.added, a.edits.count(None)))
         edits: list[Edit | None] = list(best.edits)
         self.notes.extend(best.dropped)
         if not self.spec.has_grammar and any(edits):
@@ -324,20 +341,10 @@ class _Document:
         if not self.options.keep_invalid:
             edits, notes = settle(self.job.text, edits, self.baseline, self.spec)
             self.notes.extend(notes)
-        rescued = sum(
-            1 for index, edit in enumerate(edits)
-            if best is not first and edit is not None and first.check.where[index] is not None
-            and edit == best.edits[index]
-        )
-        return FillResult(
-            [e for e in edits if e is not None],
-            canvas_ids,
-            self.stats,
-            self.cancelled,
-            self.notes,
-            len(self.attempts),
-            rescued,
-        )
+        rescued = sum(1 for index, edit in enumerate(edits) if best is not first and edit is not None
+                      and first.check.where[index] is not None and edit == best.edits[index])
+        return FillResult([e for e in edits if e is not None], canvas_ids, self.stats, self.cancelled, self.notes,
+                          len(self.attempts), rescued)
 
 
 def fill_many(

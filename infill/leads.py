@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 _TRAILING_BREAKS = re.compile(r"\n\s*$")
 
@@ -41,6 +41,15 @@ def lead_text(before: str, tokenizer: Any) -> str:
         return ""
     last = tokenizer.decode(ids[-1:], clean_up_tokenization_spaces=False)
     return last if before.endswith(last) and "\ufffd" not in last else ""
+
+
+class SpanLead(Protocol):
+    """What infill builds for `canvas_batch.Lead` (`TextLead`, `line_shape.ShapeLead`, the retries' leads)."""
+
+    @property
+    def text(self) -> str: ...
+
+    def allowed(self, written: Sequence[int]) -> frozenset[int] | None: ...
 
 
 class TextLead:

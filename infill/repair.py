@@ -13,10 +13,13 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from infill.languages import LanguageSpec
+from infill.line_shape import LineShape
 from infill.parsing import first_error
 from infill.positions import ByteMap
+from infill.postprocess import token_offsets
 from infill.spots import Edit, Spot
 from infill.syntax import error_nodes, error_points
 
@@ -32,6 +35,9 @@ class Baseline:
     parses: bool
     count: int = 0
     points: frozenset[int] = frozenset()
+    shape: LineShape | None = None
+    """What the cursor's blank line must look like: set when only a stand-in that opens or closes a block
+    made the file parse (`statement_texts`)."""
 
 
 def baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot] = ()) -> Baseline:
@@ -43,8 +49,9 @@ def baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot] = ()) -> Basel
         neutral = neutral_text(text, spots, spec, stand_in)
         if neutral is not None and first_error(neutral, spec) is None:
             return Baseline(True)
-    if any(first_error(candidate, spec) is None for candidate in statement_texts(text, spots, spec)):
-        return Baseline(True)
+    for stand_in, candidate in statement_texts(text, spots, spec):
+        if first_error(candidate, spec) is None:
+            return Baseline(True, shape=LineShape.of(stand_in, spec))
     tree = spec.parse(text)
     bytemap = ByteMap(text)
     return Baseline(False, len(error_nodes(tree)), frozenset(bytemap.to_offset(p) for p in error_points(tree)))
@@ -73,8 +80,8 @@ def neutral_text(text: str, spots: Sequence[Spot], spec: LanguageSpec, stand_in:
     return "".join(pieces)
 
 
-def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> Iterator[str]:
-    """`text` with a stand-in line on every blank line an insertion spot stands on: the row's
+def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> Iterator[tuple[str, str]]:
+    """Each stand-in line, and `text` with it on every blank line an insertion spot stands on: the row's
     `empty_statement` and each of its `stand_in_lines`, at the indentation of the next non-blank line, of
     the last non-blank line above, and one level deeper than that. A document that parses so lacks only a
     line where the cursor is (a body emptied down to the line the user is writing, a block whose opener or
@@ -91,7 +98,7 @@ def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> Ite
             filled = list(lines)
             for i in blank:
                 filled[i] = _indent_for(lines, i, indent) + stand_in
-            yield "\n".join(filled)
+            yield stand_in, "\n".join(filled)
 
 
 def _indent_for(lines: list[str], index: int, where: str) -> str:
@@ -198,3 +205,17 @@ def remask_range(
     lo = max(lo - margin, 0)
     hi = min(max(hi, lo + 1) + margin, span_length)
     return lo, hi
+
+
+def remasked(current: Sequence[int], positions: Sequence[tuple[int, int]], raws: Sequence[tuple[list[int], Any]],
+             wheres: Sequence[int | None], engine: Any) -> list[int]:
+    """The canvas `current` with each span that broke the parse (`wheres[i]` set) masked again around its
+    first error (`remask_range`); `raws[i]` is the span's kept ids and shaped result."""
+    canvas = list(current)
+    for (start, end), (kept, shaped), where in zip(positions, raws, wheres):
+        if where is None:
+            continue
+        offsets = token_offsets(engine.tokenizer, kept)
+        lo, hi = remask_range(offsets, end - start, shaped.raw, shaped.raw_offset(where))
+        canvas[start + lo : start + hi] = [engine.special.mask_id] * (hi - lo)
+    return canvas

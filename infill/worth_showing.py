@@ -4,11 +4,12 @@ empty or only repeats what already stands next to the spot."""
 from __future__ import annotations
 
 
-def drop_reason(new_text: str, text: str, end: int, start: int | None = None) -> str | None:
+def drop_reason(new_text: str, text: str, end: int, start: int | None = None, needs_closer: bool = False) -> str | None:
     """Why the result is not worth showing, or None. `start` (insertions only) enables the check
     against the line above the cursor. A line of closing brackets alone (`}`, `});`) repeats another only
     at the same indentation: `    }` under `        }` closes the block around it (in SantaCoder's
-    JavaScript tasks, the truth of several fills dropped as repeats)."""
+    JavaScript tasks, the truth of several fills dropped as repeats), and never when the file needs a
+    closer where the cursor is (`LineShape.starts`)."""
     stripped = new_text.strip()
     if not stripped:
         return "empty result"
@@ -23,8 +24,8 @@ def drop_reason(new_text: str, text: str, end: int, start: int | None = None) ->
             return "the result repeats the text after the spot"
     if start is not None:
         above = [line for line in text[:start].split("\n")[:-1] if line.strip()]
-        if above and first.strip() == above[-1].strip() and (
-                not _closers_only(first) or _indent(first) == _indent(above[-1])):
+        if above and first.strip() == above[-1].strip() and (not _closers_only(first) or (
+                not needs_closer and _indent(first) == _indent(above[-1]))):
             return "the result repeats the line above"
     return None
 

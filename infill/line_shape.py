@@ -1,0 +1,162 @@
+"""What the line at the cursor must look like for the file to parse, and a lead that holds a span to it.
+
+`repair.baseline` decides whether a file parsed before a fill by putting stand-in lines where the cursor's
+blank line is: the language's empty statement first, then lines that open, continue or close a block
+(`LanguageSpec.stand_in_lines`). When only an opener makes the file parse (a body follows whose header is
+missing) or only a closer does (a block is never closed), the missing line has that shape whatever its
+text: it ends with `{` (`:` in Python, an open bracket) or starts with `}`. A left-to-right model at such a
+spot often writes a plain statement instead, and banning its first token rarely finds the opener (on
+SantaCoder's JavaScript, 25 of 36 unparsing fills were dropped that way after two retries, and 10 more came
+back empty). `ShapeLead` re-decodes the line with the shape as a constraint: it may start only towards the
+closer and may not end (no line break, no end of text) before it ends with the opener.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from infill.bans import BanPlan, lead_token_count
+from infill.canvas import Slot
+from infill.languages import LanguageSpec
+from infill.leads import TextLead, vocab_texts
+from infill.spots import Edit, Spot
+
+_OPEN_BRACKETS = frozenset("([{")
+_CLOSE_BRACKETS = frozenset(")]}")
+
+
+@dataclass(frozen=True)
+class LineShape:
+    """`starts`: text the line's code must begin with (after its indentation); `ends`: text it must end with."""
+
+    starts: str = ""
+    ends: str = ""
+
+    @staticmethod
+    def of(stand_in: str, spec: LanguageSpec) -> LineShape | None:
+        """The shape a stand-in line stands for; None for a line without one (the empty statement)."""
+        code = stand_in.strip()
+        if not code:
+            return None
+        starts = code[0] if code[0] in _CLOSE_BRACKETS else ""
+        last = code[-1]
+        ends = last if last in _OPEN_BRACKETS or last in spec.block_header_end else ""
+        return LineShape(starts, ends) if starts or ends else None
+
+    def holds(self, line: str) -> bool:
+        code = line.strip()
+        return code.startswith(self.starts) and code.endswith(self.ends) and len(code) >= len(self.starts + self.ends)
+
+
+def _depth(code: str, start: int = 0) -> int | None:
+    """Bracket depth after `code` from `start`; None where it ends a statement (`;`) or closes a bracket
+    it did not open, outside every bracket (string literals are not told apart: rare in a header)."""
+    depth = start
+    for char in code:
+        if char in _OPEN_BRACKETS:
+            depth += 1
+        elif char in _CLOSE_BRACKETS or char == ";":
+            if depth == 0:
+                return None
+            depth -= char != ";"
+    return depth
+
+
+@functools.lru_cache(maxsize=32)
+def _code_ids(vocab: tuple[str, ...], comment_prefix: str, spaces: bool, depth: int) -> frozenset[int]:
+    """Ids that go on writing a header at bracket `depth`: one line (no line break), no comment (a line
+    that must end by opening a block cannot end inside one), no `;` or closer outside the brackets (the
+    model ended its statement and was kept writing), not only spaces unless `spaces` (indentation; kept
+    from ending its line, the model went on writing spaces), not a special token (text "": they end a
+    span)."""
+    return frozenset(i for i, s in enumerate(vocab) if s and (spaces or s.strip()) and "\n" not in s
+                     and not (comment_prefix and comment_prefix in s) and _depth(s, depth) is not None)
+
+
+@functools.lru_cache(maxsize=64)
+def _towards(vocab: tuple[str, ...], rest: str, first: bool, spaces: bool) -> frozenset[int]:
+    """Ids of one-line text that continues a line towards `rest` (a prefix of it, or past it): with
+    leading spaces when the line has no code yet (`first`), and spaces alone when `spaces`."""
+    out = []
+    for i, s in enumerate(vocab):
+        if not s or "\n" in s:
+            continue
+        t = s.lstrip() if first else s
+        if (spaces and not t) or (t and (t.startswith(rest) or rest.startswith(t))):
+            out.append(i)
+    return frozenset(out)
+
+
+def indent_limit(text: str, offset: int) -> int:
+    """The columns of indentation a line at `offset` may have: the deeper of the nearest non-blank lines
+    above and below (an opener or closer sits no deeper than the code around it)."""
+    above = [line for line in text[: text.rfind("\n", 0, offset) + 1].split("\n") if line.strip()][-1:]
+    below = [line for line in text[offset:].split("\n")[1:] if line.strip()][:1]
+    return max((len(line) - len(line.lstrip()) for line in above + below), default=0)
+
+
+class ShapeLead:
+    """`canvas_batch.Lead` of a span whose line must have `shape`: first the span's own lead (`base`, the
+    healed boundary), then tokens towards `shape.starts`, then anything on the same line until the line
+    ends with `shape.ends`; finished (None) once the line has its shape, so the line break after it ends
+    the span as a stop token does. Spaces alone may come only before the code, up to `indent` columns (kept
+    from ending its line, the model went on writing spaces and tabs). While unfinished the engine writes
+    one verified token a step."""
+
+    def __init__(self, base: TextLead | None, shape: LineShape, comment_prefix: str, indent: int,
+                 tokenizer: Any) -> None:
+        self.base, self.shape, self.comment_prefix, self.indent = base, shape, comment_prefix, indent
+        self.vocab = vocab_texts(tokenizer)
+        self.text = (base.text if base is not None else "") + shape.starts
+
+    def allowed(self, written: Sequence[int]) -> frozenset[int] | None:
+        if self.base is not None:
+            required = self.base.allowed(written)
+            if required is not None:
+                return required
+        text = "".join(self.vocab[t] if t < len(self.vocab) else "" for t in written)
+        line = text[text.rfind("\n") + 1 :]
+        if self.shape.holds(line):
+            return None
+        code = line.lstrip()
+        indenting = not code and len(line) < self.indent
+        if len(code) < len(self.shape.starts) and self.shape.starts.startswith(code):
+            return _towards(self.vocab, self.shape.starts[len(code) :], not code, indenting)
+        depth = _depth(code[len(self.shape.starts) :])
+        return _code_ids(self.vocab, self.comment_prefix, indenting, depth or 0)
+
+    def __repr__(self) -> str:
+        return f"ShapeLead({self.shape})"
+
+
+def unshaped_slots(text: str, spots: Sequence[Spot], edits: Sequence[Edit | None],
+                   wheres: Sequence[int | None]) -> list[int]:
+    """The spots on a blank line (where the baseline's shape applies) whose last result was dropped, empty,
+    or broke the parse (`wheres[i]` set)."""
+    return [i for i, (spot, edit, where) in enumerate(zip(spots, edits, wheres))
+            if (edit is None or where is not None) and on_blank_line(text, spot)]
+
+
+def shape_plans(tokenizer: Any, slots: Sequence[Slot], kept: Sequence[list[int]],
+                retried: Sequence[int]) -> list[BanPlan | None]:
+    """The retries of the `retried` slots' lines, held to their shape: each restarts at the first token of
+    code its last attempt wrote after its lead and indentation, which it may not write again (greedy
+    decoding would start the same statement), or where the attempt ended when it wrote none."""
+    vocab = vocab_texts(tokenizer)
+    plans: list[BanPlan | None] = []
+    for i, (slot, ids) in enumerate(zip(slots, kept)):
+        lead = lead_token_count(tokenizer, ids, slot.lead)
+        index = next((j for j in range(lead, len(ids)) if vocab[ids[j]].strip()), len(ids))
+        plans.append(BanPlan(index, frozenset(ids[index : index + 1])) if i in retried else None)
+    return plans
+
+
+def on_blank_line(text: str, spot: Spot) -> bool:
+    """Whether `spot` is an insertion on a line with nothing but whitespace (where `statement_texts` puts
+    its stand-ins)."""
+    start = text.rfind("\n", 0, spot.start) + 1
+    end = text.find("\n", spot.start)
+    return spot.start == spot.end and not text[start : len(text) if end == -1 else end].strip()
