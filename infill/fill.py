@@ -35,7 +35,7 @@ from infill.canvas import (
 from infill.languages import LanguageSpec, get_language
 from infill.leads import SpanLead, TextLead
 from infill.line_deadline import LineDeadline
-from infill.line_shape import ShapeLead, indent_limit, on_blank_line, shape_plans, unshaped_slots
+from infill.line_shape import ShapeLead, on_blank_line, shape_plans, unshaped_slots
 from infill.postprocess import (
     decode,
     finish,
@@ -173,8 +173,8 @@ class _Document:
             return None
         base = TextLead(slot.lead, self.engine.tokenizer) if self.options.heal and slot.lead else None
         if slot in self.shaped and self.baseline.shape is not None:
-            indent = indent_limit(self.job.text, slot.spot.start)
-            return ShapeLead(base, self.baseline.shape, self.spec.comment_prefix, indent, self.engine.tokenizer)
+            return ShapeLead.at(base, self.baseline.shape, self.spec, self.job.text, slot.spot.start,
+                                self.engine.tokenizer)
         return base
 
     def _span_stops(self) -> tuple[frozenset[int], ...]:

@@ -14,6 +14,7 @@ closer and may not end (no line break, no end of text) before it ends with the o
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,27 +29,46 @@ _OPEN_BRACKETS = frozenset("([{")
 _CLOSE_BRACKETS = frozenset(")]}")
 
 
+INDENTS = ("next", "above", "deeper")
+"""Where a stand-in line takes its indentation from (`indent_for`)."""
+_WORD = re.compile(r"\w+")
+
+
 @dataclass(frozen=True)
 class LineShape:
-    """`starts`: text the line's code must begin with (after its indentation); `ends`: text it must end with."""
+    """`starts`: text the line's code must begin with (after its indentation); `ends`: text it must end with;
+    `indent`: where its indentation comes from (`INDENTS`), when the file parses at that one only (Python)."""
 
     starts: str = ""
     ends: str = ""
+    indent: str | None = None
 
     @staticmethod
-    def of(stand_in: str, spec: LanguageSpec) -> LineShape | None:
-        """The shape a stand-in line stands for; None for a line without one (the empty statement)."""
+    def of(stand_in: str, spec: LanguageSpec, failed: Sequence[str] = (), indent: str | None = None) -> LineShape | None:
+        """The shape a stand-in line stands for, given the stand-ins that `failed` before it; None for a line
+        without one (the empty statement). It starts with its closer (`} else {`), or with its keyword when
+        an earlier stand-in that ends the same way failed (`try:` where `if True:` did not parse: an
+        `except` follows the body)."""
         code = stand_in.strip()
         if not code:
             return None
-        starts = code[0] if code[0] in _CLOSE_BRACKETS else ""
         last = code[-1]
         ends = last if last in _OPEN_BRACKETS or last in spec.block_header_end else ""
-        return LineShape(starts, ends) if starts or ends else None
+        keyword = _WORD.match(code)
+        if code[0] in _CLOSE_BRACKETS:
+            starts = code[0]
+        elif keyword and ends and any(f.strip().endswith(ends) and f.strip() != code for f in failed):
+            starts = keyword.group(0)
+        else:
+            starts = ""
+        return LineShape(starts, ends, indent) if starts or ends else None
 
-    def holds(self, line: str) -> bool:
+    def holds(self, line: str, indent: str | None = None) -> bool:
+        """Whether `line` has the shape (at indentation `indent`, when given)."""
         code = line.strip()
-        return code.startswith(self.starts) and code.endswith(self.ends) and len(code) >= len(self.starts + self.ends)
+        placed = indent is None or line[: len(line) - len(line.lstrip())] == indent
+        return placed and code.startswith(self.starts) and code.endswith(self.ends) and len(code) >= len(
+            self.starts + self.ends)
 
 
 def _depth(code: str, start: int = 0) -> int | None:
@@ -90,6 +110,25 @@ def _towards(vocab: tuple[str, ...], rest: str, first: bool, spaces: bool) -> fr
     return frozenset(out)
 
 
+@functools.lru_cache(maxsize=64)
+def _placed(vocab: tuple[str, ...], rest: str, starts: str, comment_prefix: str) -> frozenset[int]:
+    """Ids that go on writing a line's indentation, `rest` of it still to come: spaces that are a prefix
+    of it, or exactly it and then code that heads towards `starts` (or, without one, ends no statement)."""
+    out = []
+    for i, s in enumerate(vocab):
+        if not s or "\n" in s or (comment_prefix and comment_prefix in s):
+            continue
+        code = s.lstrip(" \t")
+        spaces = s[: len(s) - len(code)]
+        if not code:
+            if rest.startswith(spaces):
+                out.append(i)
+        elif spaces == rest and (code.startswith(starts) or starts.startswith(code) if starts
+                                 else _depth(code) is not None):
+            out.append(i)
+    return frozenset(out)
+
+
 def indent_limit(text: str, offset: int) -> int:
     """The columns of indentation a line at `offset` may have: the deeper of the nearest non-blank lines
     above and below (an opener or closer sits no deeper than the code around it)."""
@@ -102,15 +141,25 @@ class ShapeLead:
     """`canvas_batch.Lead` of a span whose line must have `shape`: first the span's own lead (`base`, the
     healed boundary), then tokens towards `shape.starts`, then anything on the same line until the line
     ends with `shape.ends`; finished (None) once the line has its shape, so the line break after it ends
-    the span as a stop token does. Spaces alone may come only before the code, up to `indent` columns (kept
-    from ending its line, the model went on writing spaces and tabs). While unfinished the engine writes
-    one verified token a step."""
+    the span as a stop token does. The code starts at indentation `exact` where that is given (the file
+    parses with the line there only), else spaces alone may come only before the code, up to `limit`
+    columns (kept from ending its line, the model went on writing spaces and tabs). While unfinished the
+    engine writes one verified token a step."""
 
-    def __init__(self, base: TextLead | None, shape: LineShape, comment_prefix: str, indent: int,
-                 tokenizer: Any) -> None:
-        self.base, self.shape, self.comment_prefix, self.indent = base, shape, comment_prefix, indent
+    def __init__(self, base: TextLead | None, shape: LineShape, comment_prefix: str, exact: str | None,
+                 limit: int, tokenizer: Any) -> None:
+        self.base, self.shape, self.comment_prefix = base, shape, comment_prefix
+        self.exact, self.limit = exact, limit
         self.vocab = vocab_texts(tokenizer)
         self.text = (base.text if base is not None else "") + shape.starts
+
+    @staticmethod
+    def at(base: TextLead | None, shape: LineShape, spec: LanguageSpec, text: str, offset: int,
+           tokenizer: Any) -> ShapeLead:
+        """The lead of the line at `offset` of `text`."""
+        lines = text.split("\n")
+        exact = None if shape.indent is None else indent_for(lines, text.count("\n", 0, offset), shape.indent)
+        return ShapeLead(base, shape, spec.comment_prefix, exact, indent_limit(text, offset), tokenizer)
 
     def allowed(self, written: Sequence[int]) -> frozenset[int] | None:
         if self.base is not None:
@@ -119,10 +168,12 @@ class ShapeLead:
                 return required
         text = "".join(self.vocab[t] if t < len(self.vocab) else "" for t in written)
         line = text[text.rfind("\n") + 1 :]
-        if self.shape.holds(line):
+        if self.shape.holds(line, self.exact):
             return None
         code = line.lstrip()
-        indenting = not code and len(line) < self.indent
+        if not code and self.exact is not None and self.exact.startswith(line):
+            return _placed(self.vocab, self.exact[len(line) :], self.shape.starts, self.comment_prefix)
+        indenting = not code and len(line) < self.limit
         if len(code) < len(self.shape.starts) and self.shape.starts.startswith(code):
             return _towards(self.vocab, self.shape.starts[len(code) :], not code, indenting)
         depth = _depth(code[len(self.shape.starts) :])
@@ -160,3 +211,10 @@ def on_blank_line(text: str, spot: Spot) -> bool:
     start = text.rfind("\n", 0, spot.start) + 1
     end = text.find("\n", spot.start)
     return spot.start == spot.end and not text[start : len(text) if end == -1 else end].strip()
+
+
+def indent_for(lines: list[str], index: int, where: str) -> str:
+    step = range(index + 1, len(lines)) if where == "next" else range(index - 1, -1, -1)
+    near = next((lines[i] for i in step if lines[i].strip()), "")
+    indent = near[: len(near) - len(near.lstrip(" \t"))]
+    return indent + ("\t" if indent.startswith("\t") else "    ") if where == "deeper" else indent

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infill.languages import LanguageSpec
-from infill.line_shape import LineShape
+from infill.line_shape import INDENTS, LineShape, indent_for
 from infill.parsing import first_error
 from infill.positions import ByteMap
 from infill.postprocess import token_offsets
@@ -49,9 +49,14 @@ def baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot] = ()) -> Basel
         neutral = neutral_text(text, spots, spec, stand_in)
         if neutral is not None and first_error(neutral, spec) is None:
             return Baseline(True)
-    for stand_in, candidate in statement_texts(text, spots, spec):
+    tried: list[str] = []
+    for stand_in, where, candidate in statement_texts(text, spots, spec):
         if first_error(candidate, spec) is None:
-            return Baseline(True, shape=LineShape.of(stand_in, spec))
+            # where the same line parses at one indentation and not another, the indentation is part of it
+            exact = stand_in in tried or any(first_error(c, spec) is not None for s, w, c in
+                                             statement_texts(text, spots, spec) if s == stand_in and w != where)
+            return Baseline(True, shape=LineShape.of(stand_in, spec, tried, where if exact else None))
+        tried.append(stand_in)
     tree = spec.parse(text)
     bytemap = ByteMap(text)
     return Baseline(False, len(error_nodes(tree)), frozenset(bytemap.to_offset(p) for p in error_points(tree)))
@@ -80,8 +85,8 @@ def neutral_text(text: str, spots: Sequence[Spot], spec: LanguageSpec, stand_in:
     return "".join(pieces)
 
 
-def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> Iterator[tuple[str, str]]:
-    """Each stand-in line, and `text` with it on every blank line an insertion spot stands on: the row's
+def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> Iterator[tuple[str, str, str]]:
+    """Each stand-in line and indentation (`where`), and `text` with it on every blank line an insertion spot stands on: the row's
     `empty_statement` and each of its `stand_in_lines`, at the indentation of the next non-blank line, of
     the last non-blank line above, and one level deeper than that. A document that parses so lacks only a
     line where the cursor is (a body emptied down to the line the user is writing, a block whose opener or
@@ -94,18 +99,11 @@ def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> Ite
     blank = [i for i in blank if not lines[i].strip()]
     stand_ins = [line for line in (spec.empty_statement, *spec.stand_in_lines) if line]
     for stand_in in stand_ins if blank else []:
-        for indent in ("next", "above", "deeper"):
+        for where in INDENTS:
             filled = list(lines)
             for i in blank:
-                filled[i] = _indent_for(lines, i, indent) + stand_in
-            yield stand_in, "\n".join(filled)
-
-
-def _indent_for(lines: list[str], index: int, where: str) -> str:
-    step = range(index + 1, len(lines)) if where == "next" else range(index - 1, -1, -1)
-    near = next((lines[i] for i in step if lines[i].strip()), "")
-    indent = near[: len(near) - len(near.lstrip(" \t"))]
-    return indent + ("\t" if indent.startswith("\t") else "    ") if where == "deeper" else indent
+                filled[i] = indent_for(lines, i, where) + stand_in
+            yield stand_in, where, "\n".join(filled)
 
 
 @dataclass(frozen=True)

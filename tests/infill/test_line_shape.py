@@ -47,6 +47,12 @@ MISSING_HEADER = '''def total(items):
         count += item
     return count
 '''
+MISSING_TRY = '''def read(path):
+
+        return open(path).read()
+    except OSError:
+        return None
+'''
 
 
 def blank_line_spot(text: str, line: int) -> Spot:
@@ -57,7 +63,8 @@ def blank_line_spot(text: str, line: int) -> Spot:
 @pytest.mark.parametrize(("text", "language", "line", "shape"), [
     (MISSING_OPENER, "javascript", 5, LineShape("", "{")),
     (MISSING_CLOSER, "javascript", 5, LineShape("}", "")),
-    (MISSING_HEADER, "python", 3, LineShape("", ":")),
+    (MISSING_HEADER, "python", 3, LineShape("", ":", "above")),  # indentation decides in Python
+    (MISSING_TRY, "python", 2, LineShape("try", ":", "deeper")),  # `if True:` fails: an `except` follows
     (NEEDS_A_STATEMENT, "javascript", 3, None),
 ])
 def test_the_stand_in_that_made_the_file_parse_gives_the_line_its_shape(
@@ -71,6 +78,7 @@ def test_a_line_has_its_shape_when_its_code_starts_and_ends_as_the_shape_says() 
     assert opener.holds("    if (x) {") and not opener.holds("    return x;")
     assert closer.holds("    }") and closer.holds("} else {") and not closer.holds("    x = 1;")
     assert both.holds("} else {") and not both.holds("}") and not both.holds("if (x) {")
+    assert opener.holds("    if x {", "    ") and not opener.holds("        if x {", "    ")
 
 
 def test_indentation_is_bounded_by_the_code_around_the_line() -> None:
@@ -90,7 +98,7 @@ def test_a_line_that_must_open_a_block_cannot_end_before_it_does(engine: Engine)
         return list(tokenizer.encode(text, add_special_tokens=False))
 
     breaks = {i for i in range(len(tokenizer)) if "\n" in tokenizer.decode([i])}
-    lead = ShapeLead(None, LineShape("", "{"), "//", 4, tokenizer)
+    lead = ShapeLead(None, LineShape("", "{"), "//", None, 4, tokenizer)
     allowed = lead.allowed(ids("    return x"))
     assert allowed is not None and allowed.isdisjoint(breaks)
     assert engine.special.eos_id not in allowed
@@ -103,9 +111,22 @@ def test_a_line_that_must_open_a_block_cannot_end_before_it_does(engine: Engine)
     assert spaces is not None and not any(tokenizer.decode([i]).isspace() for i in spaces)  # no more indentation
 
 
+def test_a_line_whose_indentation_decides_starts_its_code_there(engine: Engine) -> None:
+    tokenizer = engine.tokenizer
+    lead = ShapeLead(None, LineShape("try", ":", "above"), "#", "    ", 8, tokenizer)
+    allowed = lead.allowed([])
+    assert allowed
+    for i in allowed:
+        text = tokenizer.decode([i])
+        code = text.lstrip()
+        assert "    ".startswith(text) if not code else text[: len(text) - len(code)] == "    " and (
+            code.startswith("try") or "try".startswith(code)), repr(text)
+    assert lead.allowed(list(tokenizer.encode("    try:", add_special_tokens=False))) is None
+
+
 def test_a_line_that_must_close_a_block_starts_with_the_closer(engine: Engine) -> None:
     tokenizer = engine.tokenizer
-    lead = ShapeLead(None, LineShape("}", ""), "//", 8, tokenizer)
+    lead = ShapeLead(None, LineShape("}", ""), "//", None, 8, tokenizer)
     allowed = lead.allowed(list(tokenizer.encode("    ", add_special_tokens=False)))
     assert allowed
     assert all(tokenizer.decode([i]).strip().startswith("}") or tokenizer.decode([i]).isspace() for i in allowed)
