@@ -229,7 +229,7 @@ class _Document:
             spot = slot.spot
             if self.options.one_line and spot.start == spot.end:
                 new_text = new_text.split("\n", 1)[0].rstrip()
-            needs_closer = bool(self.baseline.shape and self.baseline.shape.starts)
+            needs_closer = self.baseline.shape is not None and self.baseline.shape.closes
             reason = drop_reason(new_text, text, spot.end, spot.start if spot.start == spot.end else None,
                                  needs_closer)
             raws.append((kept, shaped))
@@ -263,9 +263,9 @@ class _Document:
         return not self.engine.left_to_right or any(plan is not None for plan in self._ban_plans())
 
     def _unshaped(self) -> list[int]:
-        """For an engine that writes left to right, once: the slots on a line that must have the baseline's
-        shape (`Baseline.shape`) whose last result was dropped, empty, or broke the parse."""
-        if self.baseline.shape is None or self.shaped or not self.engine.left_to_right:
+        """For an engine that writes left to right: the slots on a line that must have the baseline's shape
+        (`Baseline.shape`) whose last result was dropped, empty, or broke the parse."""
+        if self.baseline.shape is None or not self.engine.left_to_right:
             return []
         last = self.attempts[-1]
         return unshaped_slots(self.job.text, [s.spot for s in self.canvas.slots], last.edits, last.check.where)
@@ -310,7 +310,7 @@ class _Document:
         self.retried = {}
         plans = self._ban_plans()
         if unshaped := self._unshaped():
-            plans = shape_plans(tokenizer, self.canvas.slots, [kept for kept, _ in last.raws], unshaped)
+            plans = shape_plans(tokenizer, self.canvas.slots, [kept for kept, _ in last.raws], unshaped, self.bans)
             self.shaped.update(self.canvas.slots[i] for i in unshaped)
         for slot_index, (slot, (start, end), (kept, _), plan, bans) in enumerate(
             zip(self.canvas.slots, self.positions, last.raws, plans, self.bans)

@@ -67,6 +67,8 @@ ROWS: tuple[LanguageSpec, ...] = (
         function_patterns=("(function_definition name: (identifier) @name body: (block) @body)",),
         real_parser="ast", empty_statement="pass",
         stand_in_lines=("if True:", "try:", "_ = (", "_ = [", "_ = {"),
+        header_keywords=_f({"if", "elif", "else", "for", "while", "def", "class", "with", "try", "except",
+                            "finally", "async", "match", "case"}),
     ),
     LanguageSpec(
         id="javascript", grammar_module="tree_sitter_javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"),

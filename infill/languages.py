@@ -45,6 +45,9 @@ class LanguageSpec:
     - `stand_in_lines`: other lines that may stand where one is missing (a hole marker, the blank line a
       cursor is on): ones that open what follows one level deeper, a block (`if True:`, `try:` in Python)
       or a bracket (`_ = {`), and in brace languages ones that continue or close a block (`} else {`, `}`);
+    - `header_keywords`: where every line that opens a block starts with one of a few keywords (Python's
+      compound statements), those keywords: a line that must open a block is held to them
+      (`infill.line_shape`); empty where other lines may open one (`xs.map(x => {`);
     `grammar_module` None means no grammar: line windows only and no parse check.
     """
 
@@ -67,6 +70,7 @@ class LanguageSpec:
     real_parser: str | None = None
     empty_statement: str = ""
     stand_in_lines: tuple[str, ...] = ()
+    header_keywords: frozenset[str] = frozenset()
 
     @property
     def has_grammar(self) -> bool:

@@ -9,7 +9,7 @@ def drop_reason(new_text: str, text: str, end: int, start: int | None = None, ne
     against the line above the cursor. A line of closing brackets alone (`}`, `});`) repeats another only
     at the same indentation: `    }` under `        }` closes the block around it (in SantaCoder's
     JavaScript tasks, the truth of several fills dropped as repeats), and never when the file needs a
-    closer where the cursor is (`LineShape.starts`)."""
+    closer where the cursor is (`LineShape.closes`)."""
     stripped = new_text.strip()
     if not stripped:
         return "empty result"

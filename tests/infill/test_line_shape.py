@@ -53,6 +53,7 @@ MISSING_TRY = '''def read(path):
     except OSError:
         return None
 '''
+PYTHON_HEADS = tuple(sorted(get_language("python").header_keywords))  # a line ending with `:` starts so
 
 
 def blank_line_spot(text: str, line: int) -> Spot:
@@ -61,10 +62,10 @@ def blank_line_spot(text: str, line: int) -> Spot:
 
 
 @pytest.mark.parametrize(("text", "language", "line", "shape"), [
-    (MISSING_OPENER, "javascript", 5, LineShape("", "{")),
-    (MISSING_CLOSER, "javascript", 5, LineShape("}", "")),
-    (MISSING_HEADER, "python", 3, LineShape("", ":", "above")),  # indentation decides in Python
-    (MISSING_TRY, "python", 2, LineShape("try", ":", "deeper")),  # `if True:` fails: an `except` follows
+    (MISSING_OPENER, "javascript", 5, LineShape((), "{")),
+    (MISSING_CLOSER, "javascript", 5, LineShape(("}",), "")),
+    (MISSING_HEADER, "python", 3, LineShape(PYTHON_HEADS, ":", "above")),  # indentation decides in Python
+    (MISSING_TRY, "python", 2, LineShape(("try",), ":", "deeper")),  # `if True:` fails: an `except` follows
     (NEEDS_A_STATEMENT, "javascript", 3, None),
 ])
 def test_the_stand_in_that_made_the_file_parse_gives_the_line_its_shape(
@@ -74,7 +75,7 @@ def test_the_stand_in_that_made_the_file_parse_gives_the_line_its_shape(
 
 
 def test_a_line_has_its_shape_when_its_code_starts_and_ends_as_the_shape_says() -> None:
-    opener, closer, both = LineShape("", "{"), LineShape("}", ""), LineShape("}", "{")
+    opener, closer, both = LineShape((), "{"), LineShape(("}",), ""), LineShape(("}",), "{")
     assert opener.holds("    if (x) {") and not opener.holds("    return x;")
     assert closer.holds("    }") and closer.holds("} else {") and not closer.holds("    x = 1;")
     assert both.holds("} else {") and not both.holds("}") and not both.holds("if (x) {")
@@ -98,7 +99,7 @@ def test_a_line_that_must_open_a_block_cannot_end_before_it_does(engine: Engine)
         return list(tokenizer.encode(text, add_special_tokens=False))
 
     breaks = {i for i in range(len(tokenizer)) if "\n" in tokenizer.decode([i])}
-    lead = ShapeLead(None, LineShape("", "{"), "//", None, 4, tokenizer)
+    lead = ShapeLead(None, LineShape((), "{"), "//", None, 4, tokenizer)
     allowed = lead.allowed(ids("    return x"))
     assert allowed is not None and allowed.isdisjoint(breaks)
     assert engine.special.eos_id not in allowed
@@ -113,7 +114,7 @@ def test_a_line_that_must_open_a_block_cannot_end_before_it_does(engine: Engine)
 
 def test_a_line_whose_indentation_decides_starts_its_code_there(engine: Engine) -> None:
     tokenizer = engine.tokenizer
-    lead = ShapeLead(None, LineShape("try", ":", "above"), "#", "    ", 8, tokenizer)
+    lead = ShapeLead(None, LineShape(("try",), ":", "above"), "#", "    ", 8, tokenizer)
     allowed = lead.allowed([])
     assert allowed
     for i in allowed:
@@ -126,7 +127,7 @@ def test_a_line_whose_indentation_decides_starts_its_code_there(engine: Engine) 
 
 def test_a_line_that_must_close_a_block_starts_with_the_closer(engine: Engine) -> None:
     tokenizer = engine.tokenizer
-    lead = ShapeLead(None, LineShape("}", ""), "//", None, 8, tokenizer)
+    lead = ShapeLead(None, LineShape(("}",), ""), "//", None, 8, tokenizer)
     allowed = lead.allowed(list(tokenizer.encode("    ", add_special_tokens=False)))
     assert allowed
     assert all(tokenizer.decode([i]).strip().startswith("}") or tokenizer.decode([i]).isspace() for i in allowed)
