@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine.models import segment_attention
+from engine.models import key_windows, segment_attention
 from engine.models.layers import ForwardContext, LayerKV, apply_rotary, fused_groups, rotary_tables, sdpa
 from engine.models.segment_attention import SegmentPlan
 from engine.models.transformer import ModelShape, Transformer
@@ -109,8 +109,10 @@ class GapAdapt:
     `enabled` False no LoRA runs and the `right` pairs are closed."""
 
     def __init__(self, adapter: Adapter, gap: torch.Tensor, allowed: torch.Tensor, right: torch.Tensor | None,
-                 enabled: bool = True, segments: SegmentPlan | None = None) -> None:
+                 enabled: bool = True, segments: SegmentPlan | None = None,
+                 windows: list[key_windows.Window] | None = None) -> None:
         self.adapter = adapter
+        self.windows = windows
         self.rows = gap.flatten().nonzero().flatten() if enabled else gap.new_zeros(0, dtype=torch.long)
         self.every_row = enabled and self.rows.numel() == gap.numel()  # a decoding step: no rows to pick
         self.enabled = enabled
@@ -149,6 +151,8 @@ class GapAdapt:
         return base + right * self.adapter.right_bias[layer][None, :, None, None]
 
     def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        if self.windows is not None:
+            return key_windows.attend(self.windows, q, k, v, self._mask(layer, -1))
         if self.segments is None:
             return sdpa(q, k, v, self._mask(layer, -1))
         return segment_attention.attend(self.segments, q, k, v, lambda g: self._mask(layer, g.b))

@@ -297,3 +297,25 @@ def test_segment_attention_serves_keystrokes_and_growth_as_the_mask_does(anchore
     masked = run("masked")
     monkeypatch.setattr(step, "WIDE", 0)
     assert run("by segment") == masked
+
+
+def test_a_narrow_forward_over_its_rows_key_windows_is_the_masked_kernel(anchored, monkeypatch):
+    """Rows grouped by the keys they see (the canvas up to their gap, their gap's copies: `key_windows`)
+    give the logits one masked kernel over all keys gives, to float rounding, for two canvases of
+    different lengths (padded queries), two spans, and committed gap tokens (right bias)."""
+    import engine.anchored_step as step
+    from engine.models import key_windows
+
+    sp, tok = anchored.special, anchored.tokenizer
+    short = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
+    canvases = [_multi_spot(anchored), short]
+    monkeypatch.setattr(step, "WIDE", 10**9)
+    monkeypatch.setattr(key_windows, "SAVING", -1.0)  # never
+    masked = _predict_fresh(anchored, canvases, written=2)
+    used = []
+    plan = key_windows.plan
+    monkeypatch.setattr(key_windows, "SAVING", 10.0)  # always
+    monkeypatch.setattr(step.key_windows, "plan", lambda *a: used.append(plan(*a)) or used[-1])
+    windowed = _predict_fresh(anchored, canvases, written=2)
+    assert used and all(w is not None and len(w) >= 4 for w in used)  # the gaps and text rows of two canvases
+    assert torch.allclose(masked, windowed, atol=1e-5, rtol=1e-5)
