@@ -8,7 +8,9 @@ text: it ends with `{` (`:` in Python, an open bracket) or starts with `}`. A le
 spot often writes a plain statement instead, and banning its first token rarely finds the opener (on
 SantaCoder's JavaScript, 25 of 36 unparsing fills were dropped that way after two retries, and 10 more came
 back empty). `ShapeLead` re-decodes the line with the shape as a constraint: it may start only towards the
-closer and may not end (no line break, no end of text) before it ends with the opener.
+closer and may not end (no line break, no end of text) before it ends with the opener. Where the file
+parses with the line at one indentation only (Python), the code starts there, and a Python line that opens
+a block starts with a compound-statement keyword (`LanguageSpec.header_keywords`).
 """
 
 from __future__ import annotations
