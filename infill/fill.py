@@ -220,6 +220,7 @@ class _Document:
         edits: list[Edit | None] = []
         raws = []
         dropped = []
+        needs_closer = self.baseline.shape is not None and self.baseline.shape.closes
         for slot, (start, end) in zip(self.canvas.slots, self.positions):
             kept = span_ids(self.current[start:end], special)
             if self._ran_out(slot, self.current[start:end]):
@@ -229,7 +230,6 @@ class _Document:
             spot = slot.spot
             if self.options.one_line and spot.start == spot.end:
                 new_text = new_text.split("\n", 1)[0].rstrip()
-            needs_closer = self.baseline.shape is not None and self.baseline.shape.closes
             reason = drop_reason(new_text, text, spot.end, spot.start if spot.start == spot.end else None,
                                  needs_closer)
             raws.append((kept, shaped))
@@ -284,7 +284,7 @@ class _Document:
                 plans.append(None)
                 continue
             index = offending_index(tokenizer, kept, shaped, blamed_offset(shaped.text, where, self.spec))
-            lead = lead_token_count(tokenizer, kept, slot.lead) if self._lead(slot) is not None else 0
+            lead = lead_token_count(tokenizer, kept, slot.lead) if self.options.heal else 0
             plans.append(plan_ban(self.current[start:end], kept, index, lead, ends, bans))
         return plans
 

@@ -175,9 +175,8 @@ def _placed(vocab: tuple[str, ...], rest: str, starts: tuple[str, ...], comment_
 def indent_limit(text: str, offset: int) -> int:
     """The columns of indentation a line at `offset` may have: the deeper of the nearest non-blank lines
     above and below (an opener or closer sits no deeper than the code around it)."""
-    above = [line for line in text[: text.rfind("\n", 0, offset) + 1].split("\n") if line.strip()][-1:]
-    below = [line for line in text[offset:].split("\n")[1:] if line.strip()][:1]
-    return max((len(line) - len(line.lstrip()) for line in above + below), default=0)
+    lines, index = text.split("\n"), text.count("\n", 0, offset)
+    return max(len(indent_for(lines, index, where)) for where in ("above", "next"))
 
 
 class ShapeLead:

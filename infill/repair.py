@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infill.languages import LanguageSpec
-from infill.line_shape import INDENTS, LineShape, indent_for
+from infill.line_shape import INDENTS, LineShape, indent_for, on_blank_line
 from infill.parsing import first_error
 from infill.positions import ByteMap
 from infill.postprocess import token_offsets
@@ -86,17 +86,13 @@ def neutral_text(text: str, spots: Sequence[Spot], spec: LanguageSpec, stand_in:
 
 
 def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> Iterator[tuple[str, str, str]]:
-    """Each stand-in line and indentation (`where`), and `text` with it on every blank line an insertion spot stands on: the row's
-    `empty_statement` and each of its `stand_in_lines`, at the indentation of the next non-blank line, of
-    the last non-blank line above, and one level deeper than that. A document that parses so lacks only a
+    """Each stand-in line and indentation (`where`), and `text` with it on every blank line an insertion
+    spot stands on (`on_blank_line`): the row's `empty_statement` and each of its `stand_in_lines`, at the
+    indentation of the next non-blank line, of the last non-blank line above, and one level deeper. A document that parses so lacks only a
     line where the cursor is (a body emptied down to the line the user is writing, a block whose opener or
     closer is the line being written), so a fill there must leave it parsing."""
     lines = text.split("\n")
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-    blank = sorted({bisect.bisect_right(starts, s.start) - 1 for s in spots if s.start == s.end})
-    blank = [i for i in blank if not lines[i].strip()]
+    blank = sorted({text.count("\n", 0, s.start) for s in spots if on_blank_line(text, s)})
     stand_ins = [line for line in (spec.empty_statement, *spec.stand_in_lines) if line]
     for stand_in in stand_ins if blank else []:
         for where in INDENTS:

@@ -93,7 +93,8 @@ def attend(windows: list[Window], q: torch.Tensor, k: torch.Tensor, v: torch.Ten
     out = q.new_empty(q.shape)
     for w in windows:
         rows = q[w.b : w.b + 1].index_select(2, w.rows)
-        m = mask[min(w.b, mask.shape[0] - 1) : min(w.b, mask.shape[0] - 1) + 1].index_select(2, w.rows)
+        mb = min(w.b, mask.shape[0] - 1)  # a mask shared by the batch has one row
+        m = mask[mb : mb + 1].index_select(2, w.rows)
         parts = [_part(rows, k[w.b : w.b + 1, :, lo:hi], v[w.b : w.b + 1, :, lo:hi], m[..., lo:hi])
                  for lo, hi in ((w.lo, w.hi), (w.clo, w.chi)) if hi > lo]
         if not parts:  # a row that sees nothing (padding): the masked call would give NaN, keep zeros
