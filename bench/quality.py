@@ -165,11 +165,11 @@ def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _pass_rate(tasks: Sequence[InfillTask], filled: Sequence[Filled], workers: int | None) -> float | None:
-    if not tasks:
-        return None
+def _passing(tasks: Sequence[InfillTask], filled: Sequence[Filled], workers: int | None) -> list[str]:
+    """The ids of the tasks whose filled program passes its tests (the row's JSON keeps them, so two rows
+    can be compared task by task)."""
     programs = [check_program(f.document, t.test, t.entry_point) for t, f in zip(tasks, filled)]
-    return sum(r.passed for r in run_programs(programs, workers=workers)) / len(tasks)
+    return [t.task_id for t, r in zip(tasks, run_programs(programs, workers=workers)) if r.passed]
 
 
 def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int | None,
@@ -194,10 +194,12 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int | No
                 _progress(f"[{name}] {bench_name}: {index}/{len(tasks)} in {time.monotonic() - started:.1f}s")
         _progress(f"[{name}] {bench_name}: {len(tasks)} filled in {time.monotonic() - started:.1f}s")
     row: dict = {"n": {b: len(getattr(suite, b)) for b in benchmarks}}
-    if "single" in benchmarks:
-        row["pass_at_1_single"] = _pass_rate(suite.single, tally.filled["single"], workers)
-    if "multi" in benchmarks:
-        row["pass_at_1_multi"] = _pass_rate(suite.multi, tally.filled["multi"], workers)
+    for kind in ("single", "multi"):
+        tasks = getattr(suite, kind)
+        if kind in benchmarks:
+            passing = _passing(tasks, tally.filled[kind], workers) if tasks else []
+            row[f"pass_at_1_{kind}"] = len(passing) / len(tasks) if tasks else None
+            row[f"passed_{kind}"] = passing
     if "santacoder" in benchmarks:
         hits = [santacoder_exact_match(f.completion, t.middle)
                 for t, f in zip(suite.santacoder, tally.filled["santacoder"])]
