@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from engine.allocator import keep_freed_memory
 from engine.calibration import UNMEASURED, Calibration, calibration_for
 from engine.checkpoint import CheckpointError, load_weights, read_json, weight_files
 from engine.drafting import DraftPolicy
@@ -171,6 +172,8 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
         tokenizer = _load_tokenizer(spec, folder)
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
+    if dev.type == "cpu":
+        keep_freed_memory()
     if family.load is not None:
         loaded: LoadedModel = family.load(spec, folder, cfg, family, dev, dt)
         return loaded
