@@ -25,7 +25,7 @@ import torch
 from engine.anchored_kv import AnchoredKV
 from engine.canvas_batch import CanvasBatch, query_positions
 from engine.doc_cache import DocKV
-from engine.models import key_windows, segment_attention
+from engine.models import copies_apart, segment_attention
 from engine.models.anchored import (
     AnchoredContext,
     AnchoredModel,
@@ -162,13 +162,13 @@ class AnchoredPredictor:
         query = query_positions(need[group])
         committed = gap[group] & ~masked[group]
         if group.numel() != batch.x.shape[0]:
-            view = RightView(view.index[group], view.shift[group], view.gap[group])
+            view = RightView(view.index[group], view.shift[group], view.gap[group], view.slot)
         copies_stale = self.kv.copies_of != key or bool(torch.isin(query, view.index).any())
         allowed, right = attention(segments[group], query, committed, view)
         segments_plan = segment_attention.plan(segments[group], query) if query.shape[1] > WIDE else None
-        windows = key_windows.plan(allowed, segments.shape[1]) if segments_plan is None else None
+        copies = copies_apart.plan(allowed, view.slot, segments.shape[1]) if segments_plan is None else None
         adapt = GapAdapt(self.model.adapter, gap[group].gather(1, query), allowed, right, self.params.adapter,
-                         segments_plan, windows)
+                         segments_plan, copies)
         ctx = AnchoredContext(self.kv.select(group), view, self.model.shape.rope_theta, query_index=query,
                               adapt=adapt, canvas_width=self.kv.width, copies_stale=copies_stale)
         slot = torch.full_like(x, -1)

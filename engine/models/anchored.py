@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine.models import key_windows, segment_attention
+from engine.models import copies_apart, segment_attention
 from engine.models.layers import ForwardContext, LayerKV, apply_rotary, fused_groups, rotary_tables, sdpa
 from engine.models.segment_attention import SegmentPlan
 from engine.models.transformer import ModelShape, Transformer
@@ -110,9 +110,9 @@ class GapAdapt:
 
     def __init__(self, adapter: Adapter, gap: torch.Tensor, allowed: torch.Tensor, right: torch.Tensor | None,
                  enabled: bool = True, segments: SegmentPlan | None = None,
-                 windows: list[key_windows.Window] | None = None) -> None:
+                 copies: copies_apart.CopiesPlan | None = None) -> None:
         self.adapter = adapter
-        self.windows = windows
+        self.copies = copies
         self.rows = gap.flatten().nonzero().flatten() if enabled else gap.new_zeros(0, dtype=torch.long)
         self.every_row = enabled and self.rows.numel() == gap.numel()  # a decoding step: no rows to pick
         self.enabled = enabled
@@ -121,6 +121,8 @@ class GapAdapt:
             allowed, right = allowed & ~right, None
         if segments is None:
             self.masks = {-1: self._float_masks(allowed, right)}
+            if copies is not None:
+                self.copy_masks = copies_apart.part_masks(copies, *self.masks[-1])
         else:
             self.masks = {g.b: self._float_masks(allowed[g.b : g.b + 1].index_select(2, g.rows),
                                                  None if right is None else right[g.b : g.b + 1].index_select(2, g.rows))
@@ -151,8 +153,9 @@ class GapAdapt:
         return base + right * self.adapter.right_bias[layer][None, :, None, None]
 
     def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        if self.windows is not None:
-            return key_windows.attend(self.windows, q, k, v, self._mask(layer, -1))
+        if self.copies is not None:
+            return copies_apart.attend(self.copies, q, k, v, self.masks[-1][0], self.copy_masks,
+                                       self.adapter.right_bias[layer])
         if self.segments is None:
             return sdpa(q, k, v, self._mask(layer, -1))
         return segment_attention.attend(self.segments, q, k, v, lambda g: self._mask(layer, g.b))
@@ -223,21 +226,24 @@ def layout(length: int, spans: list[tuple[int, int]] | list[list[int]], gap_room
 class RightView:
     """The keys gap rows read as right context, per row: copies of the keys at canvas positions `index`
     (B, E) (-1: padding), re-rotated by `shift` (B, E) to where `right_start` puts them, each serving the
-    gap whose segment number is `gap` (B, E)."""
+    gap whose segment number is `gap` (B, E). With `slot` set, gap i's copies fill slot i of `slot`
+    entries (padded), so that the copies of every gap can be read as one batch (`copies_apart`)."""
 
     index: torch.Tensor
     shift: torch.Tensor
     gap: torch.Tensor
+    slot: int = 0
 
 
 def right_view(segments: torch.Tensor, positions: torch.Tensor, room: int, limit: int | None = None) -> RightView:
     """Each gap's right context: the fixed text after it, at most `limit` tokens of it (the adapter's
     `max_right`: it was trained on one stretch of at most that many; with several gaps in a canvas, the
     first one's would otherwise run over every later gap to the end, and every row of every gap would
-    attend over all of those copies)."""
-    rows: list[list[tuple[int, int, int]]] = []
+    attend over all of those copies). Where a row has two gaps or more with right context, every gap's
+    copies are padded to `limit` (`RightView.slot`)."""
+    rows: list[list[list[tuple[int, int, int]]]] = []
     for seg, pos in zip(segments.tolist(), positions.tolist()):
-        row: list[tuple[int, int, int]] = []
+        row: list[list[tuple[int, int, int]]] = []
         gaps = sorted({c for c in seg if c >= 0 and c % 2 == 1})
         for g in gaps:
             right = [i for i, c in enumerate(seg) if c > g and c % 2 == 0][:limit]
@@ -246,15 +252,18 @@ def right_view(segments: torch.Tensor, positions: torch.Tensor, room: int, limit
             first_gap = seg.index(g)
             start, span = pos[right[0]], pos[right[-1]] + 1 - pos[right[0]]
             delta = right_start(pos[first_gap], span, room) - start
-            row.extend((i, delta, g) for i in right)
+            row.append([(i, delta, g) for i in right])
         rows.append(row)
-    width = max((len(r) for r in rows), default=0)
-    out = torch.full((3, len(rows), width), -1, dtype=torch.long)
-    for b, row in enumerate(rows):
-        if row:
-            out[:, b, : len(row)] = torch.tensor(row, dtype=torch.long).T
+    slot = limit if limit and any(len(row) > 1 for row in rows) else 0
+    flat = [[c for copies in row for c in copies + [(-1, 0, -1)] * (slot - len(copies) if slot else 0)]
+            for row in rows]
+    width = max((len(r) for r in flat), default=0)
+    out = torch.full((3, len(flat), width), -1, dtype=torch.long)
+    for b, entries in enumerate(flat):
+        if entries:
+            out[:, b, : len(entries)] = torch.tensor(entries, dtype=torch.long).T
     device = segments.device
-    return RightView(out[0].to(device), out[1].to(device), out[2].to(device))
+    return RightView(out[0].to(device), out[1].to(device), out[2].to(device), slot)
 
 
 class AnchoredContext(ForwardContext):

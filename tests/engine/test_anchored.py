@@ -299,23 +299,26 @@ def test_segment_attention_serves_keystrokes_and_growth_as_the_mask_does(anchore
     assert run("by segment") == masked
 
 
-def test_a_narrow_forward_over_its_rows_key_windows_is_the_masked_kernel(anchored, monkeypatch):
-    """Rows grouped by the keys they see (the canvas up to their gap, their gap's copies: `key_windows`)
-    give the logits one masked kernel over all keys gives, to float rounding, for two canvases of
-    different lengths (padded queries), two spans, and committed gap tokens (right bias)."""
+def test_a_narrow_forward_with_the_copies_apart_is_the_masked_kernel(anchored, monkeypatch):
+    """Every row over the canvas keys in one call and each gap's rows over its own right-context copies
+    in another (`copies_apart`) give the logits one masked kernel over all keys gives, to float rounding,
+    for two canvases of different lengths (padded queries), two spans, and committed gap tokens (right
+    bias); and not when the copies part is left out."""
     import engine.anchored_step as step
-    from engine.models import key_windows
+    from engine.models import copies_apart
 
     sp, tok = anchored.special, anchored.tokenizer
     short = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
     canvases = [_multi_spot(anchored), short]
     monkeypatch.setattr(step, "WIDE", 10**9)
-    monkeypatch.setattr(key_windows, "SAVING", -1.0)  # never
+    monkeypatch.setattr(copies_apart, "MIN_SLOTS", 10**6)  # never
     masked = _predict_fresh(anchored, canvases, written=2)
     used = []
-    plan = key_windows.plan
-    monkeypatch.setattr(key_windows, "SAVING", 10.0)  # always
-    monkeypatch.setattr(step.key_windows, "plan", lambda *a: used.append(plan(*a)) or used[-1])
-    windowed = _predict_fresh(anchored, canvases, written=2)
-    assert used and all(w is not None and len(w) >= 4 for w in used)  # the gaps and text rows of two canvases
-    assert torch.allclose(masked, windowed, atol=1e-5, rtol=1e-5)
+    plan = copies_apart.plan
+    monkeypatch.setattr(copies_apart, "MIN_SLOTS", 2)  # the two gaps
+    monkeypatch.setattr(step.copies_apart, "plan", lambda *a: used.append(plan(*a)) or used[-1])
+    apart = _predict_fresh(anchored, canvases, written=2)
+    assert used and all(p is not None and p.slot and len(p.parts) == 2 for p in used)  # both canvases' gaps
+    assert torch.allclose(masked, apart, atol=1e-5, rtol=1e-5)
+    monkeypatch.setattr(copies_apart, "_flash", lambda q, k, v, m: (q * 0, q.new_full(q.shape[:3], -1e9)))
+    assert not torch.allclose(masked, _predict_fresh(anchored, canvases, written=2), atol=1e-3)
