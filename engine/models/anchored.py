@@ -239,8 +239,9 @@ def right_view(segments: torch.Tensor, positions: torch.Tensor, room: int, limit
     """Each gap's right context: the fixed text after it, at most `limit` tokens of it (the adapter's
     `max_right`: it was trained on one stretch of at most that many; with several gaps in a canvas, the
     first one's would otherwise run over every later gap to the end, and every row of every gap would
-    attend over all of those copies). Where a row has two gaps or more with right context, every gap's
-    copies are padded to `limit` (`RightView.slot`)."""
+    attend over all of those copies). On a CPU, where a row has `copies_apart.MIN_SLOTS` gaps or more with
+    right context, every gap's copies are padded to `limit` (`RightView.slot`), the layout that reads them
+    as one batch."""
     rows: list[list[list[tuple[int, int, int]]]] = []
     for seg, pos in zip(segments.tolist(), positions.tolist()):
         row: list[list[tuple[int, int, int]]] = []
@@ -254,7 +255,8 @@ def right_view(segments: torch.Tensor, positions: torch.Tensor, room: int, limit
             delta = right_start(pos[first_gap], span, room) - start
             row.append([(i, delta, g) for i in right])
         rows.append(row)
-    slot = limit if limit and any(len(row) > 1 for row in rows) else 0
+    slotted = segments.device.type == "cpu" and any(len(row) >= copies_apart.MIN_SLOTS for row in rows)
+    slot = limit if limit and slotted else 0
     flat = [[c for copies in row for c in copies + [(-1, 0, -1)] * (slot - len(copies) if slot else 0)]
             for row in rows]
     width = max((len(r) for r in flat), default=0)
