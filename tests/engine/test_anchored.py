@@ -159,6 +159,25 @@ def test_each_gap_reads_at_most_the_right_context_the_adapter_was_trained_with(a
     assert anchored.infill([request], params)[0].canvas == anchored.infill([request], params.with_(cache="none"))[0].canvas
 
 
+def test_copies_sit_in_slots_only_where_a_cpu_reads_them_as_a_batch():
+    """Four gaps or more with right context: each gap's copies start at its slot (padded to `limit`), so
+    `copies_apart` can read them as a strided batch; fewer gaps keep the copies packed."""
+    from engine.models.copies_apart import MIN_SLOTS
+
+    def view(gaps: int):
+        spans = [(10 * i + 4, 10 * i + 6) for i in range(gaps)]
+        positions, segments = layout(10 * gaps + 8, spans, 16)
+        return right_view(segments[None], positions[None], 16, limit=5)
+
+    packed = view(MIN_SLOTS - 1)
+    assert packed.slot == 0 and packed.index.shape[1] == 5 * (MIN_SLOTS - 1)
+    slotted = view(MIN_SLOTS + 1)
+    assert slotted.slot == 5 and slotted.index.shape[1] == 5 * (MIN_SLOTS + 1)
+    for g in range(MIN_SLOTS + 1):
+        entries = slotted.gap[0, 5 * g : 5 * g + 5]
+        assert set(entries[slotted.index[0, 5 * g : 5 * g + 5] >= 0].tolist()) == {2 * g + 1}
+
+
 def test_a_batch_row_gets_what_it_gets_alone(anchored):
     sp, tok = anchored.special, anchored.tokenizer
     other = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
