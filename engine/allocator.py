@@ -4,10 +4,10 @@ afresh on every layer.
 glibc serves an allocation above its mmap threshold with a fresh mapping and trims free memory at the top
 of its heap above twice that threshold; both thresholds follow the sizes freed so far. A prefill's
 temporaries (a 900-token canvas: 5-11 MB per product output, per layer) fell on the wrong side of them:
-every layer's buffers came back as new pages, and a multi-gap prefill took 45,000-146,000 minor page
+every layer's buffers came back as new pages, and a multi-gap prefill took 45,000-175,000 minor page
 faults (200-600 MB zeroed by the kernel) and 0.40-0.54 s where the same forward takes 0.36-0.40 s without
 them (2-core Xeon, bench.multispot's canvases). Fixed thresholds (mapped only above 32 MiB, trimmed only
-above 256 MiB free) bring it to none after the first request, at the price of the process keeping up to
+above 256 MiB free) bring it to none after a request or two, at the price of the process keeping up to
 that much freed memory per arena. Setting either `MALLOC_MMAP_THRESHOLD_` or `MALLOC_TRIM_THRESHOLD_` in
 the environment, or preloading another allocator (jemalloc, tcmalloc, mimalloc), leaves the choice to the user.
 """

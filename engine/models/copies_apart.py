@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import torch
 
 MIN_SLOTS = 4
-"""The split is used for canvases whose copies fill at least this many slots. Measured on bench.multispot's
-canvases (2-core AMX Xeon, float32, the decoding steps of three files, one masked call against the split
-in one process): 8 gaps 4.98 s against 4.40 s (a one-row step 40 -> 32 ms), 4 gaps 2.16 against 2.10,
+"""The split is used for canvases whose copies fill at least this many slots. Measured in a one-off script
+on bench.multispot's canvases (2-core AMX Xeon, float32, the decoding steps of three files, one masked
+call against the split in one process): 8 gaps 4.98 s against 4.40 s (a one-row step 40 -> 32 ms), 4 gaps 2.16 against 2.10,
 2 gaps 1.55 against 1.65 (slower: the second call and the join cost more than the copies they skip)."""
 
 
