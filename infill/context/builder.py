@@ -1,0 +1,173 @@
+"""Rank the project's chunks for one cursor, keep what fits the budget, and keep it while it still holds."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infill.context.chunks import Chunk, format_chunk, format_chunks
+from infill.context.definitions import imported_definitions
+from infill.context.outline import outline_beyond
+from infill.context.recent import RecentRing, identifiers
+from infill.languages import LanguageSpec, get_language
+from infill.positions import LineIndex
+
+DEFAULT_TOKENS = 256
+"""The header's budget. The bundled model reads 1,024 tokens: a quarter for the project leaves the window
+768, and the header is prefilled once per chunk set, not per keystroke (bench.lsp_latency)."""
+NEAR_LINES = 16
+"""Lines either side of the cursor whose identifiers decide what is relevant."""
+HOLD_LINES = 32
+"""A document keeps its chunk set while the cursor stays in the same block of this many lines (the canvas's
+START_GRID), the file's imports stay the same and every kept chunk's text is still current."""
+
+
+@dataclass(frozen=True)
+class RepoContext:
+    chunks: tuple[Chunk, ...]
+    header: str
+    tokens: int
+
+    def describe(self) -> list[str]:
+        """One line per chunk for `-v` and logs: kind, where it comes from, its first line."""
+        return [f"{c.kind:10} {c.path}:{c.line + 1}  {c.title[:60]}" for c in self.chunks]
+
+
+EMPTY = RepoContext((), "", 0)
+
+
+@dataclass(frozen=True)
+class _Held:
+    key: tuple[Any, ...]
+    context: RepoContext
+
+
+class ContextBuilder:
+    """Chunks of one workspace (`root`; None: only the ring and the current file's outline).
+
+    Open documents are told to the builder with `saw` (their text wins over the file on disk); `build`
+    gives the context for a cursor. `excludes` are glob patterns of paths (relative to `root`) never read.
+    """
+
+    def __init__(self, root: str | Path | None, tokenizer: Any, *, budget: int = DEFAULT_TOKENS,
+                 excludes: Sequence[str] = (), max_length: int = 1024, ring: RecentRing | None = None) -> None:
+        self.root = Path(root).resolve() if root is not None else None
+        self.tokenizer = tokenizer
+        self.budget = budget
+        self.excludes = tuple(excludes)
+        self.max_length = max_length
+        self.ring = ring if ring is not None else RecentRing()
+        self._open: dict[Path, str] = {}
+        self._held: dict[str, _Held] = {}
+        self._tokens: dict[str, int] = {}
+
+    def saw(self, path: str | Path, text: str, line: int | None = None) -> None:
+        """The user has `path` open with `text` and viewed or edited it around 0-based `line` (None: the
+        document was only opened or changed elsewhere; its text is kept, the ring not touched)."""
+        resolved = Path(path).resolve()
+        self._open[resolved] = text
+        if line is not None and not self._excluded(resolved):
+            self.ring.add(self.relative(resolved), text, line)
+
+    def closed(self, path: str | Path) -> None:
+        """`path` is no longer open: the file on disk speaks for it again (its ring chunks stay)."""
+        self._open.pop(Path(path).resolve(), None)
+
+    def relative(self, path: Path) -> str:
+        if self.root is not None and path.is_relative_to(self.root):
+            return path.relative_to(self.root).as_posix()
+        return path.name
+
+    def read(self, path: Path) -> str | None:
+        """An open document's text, else the file's, else None (missing, unreadable or excluded)."""
+        if path in self._open:
+            return self._open[path]
+        if self._excluded(path):
+            return None
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def build(self, path: str | Path | None, text: str, offset: int,
+              language: str | LanguageSpec = "python") -> RepoContext:
+        """The context for a cursor at `offset` of `text` (the document at `path`, None for an unsaved one)."""
+        if self.budget <= 0:
+            return EMPTY
+        spec = get_language(language)
+        here = Path(path).resolve() if path is not None else None
+        name = self.relative(here) if here is not None else ""
+        lines = LineIndex(text)
+        line = lines.line_of(min(max(offset, 0), len(text)))
+        near = text[lines.line_start(max(0, line - NEAR_LINES)): lines.line_end(min(lines.line_count - 1,
+                                                                                        line + NEAR_LINES))]
+        words = identifiers("\n".join(ln for ln in near.split("\n") if not _IMPORT_LINE.match(ln)))
+        candidates: list[Chunk] = []
+        if here is not None and spec.id == "python":
+            candidates += imported_definitions(self, here, text, words)
+        if spec.id == "python":
+            candidates += outline_beyond(text, offset, name, self._window_chars())
+        candidates += self.ring.ranked(words, exclude=name)
+        key = (name, spec.id, line // HOLD_LINES, _imports_digest(text),
+               tuple(sorted({c.path for c in candidates})))
+        held = self._held.get(name)
+        if held is not None and held.key == key and _still_current(held.context.chunks, candidates):
+            return held.context
+        context = self._fit(candidates, spec.comment_prefix)
+        self._held[name] = _Held(key, context)
+        return context
+
+    def _fit(self, candidates: list[Chunk], comment_prefix: str) -> RepoContext:
+        """The most relevant chunks whose formatted tokens fit the budget; definitions first, then
+        recent chunks, then the outline, each by score."""
+        priority = {"definition": 0, "recent": 1, "outline": 2}
+        ranked = sorted(candidates, key=lambda c: (priority[c.kind], -c.score, c.key))
+        kept: list[Chunk] = []
+        seen: set[str] = set()
+        left = self.budget
+        for chunk in ranked:
+            if chunk.text in seen:
+                continue
+            cost = self._count(format_chunk(chunk, comment_prefix))
+            if cost <= left:
+                kept.append(chunk)
+                seen.add(chunk.text)
+                left -= cost
+        ordered = tuple(sorted(kept, key=lambda c: c.key))
+        header = format_chunks(ordered, comment_prefix)
+        return RepoContext(ordered, header, self._count(header) if header else 0)
+
+    def _count(self, text: str) -> int:
+        if (count := self._tokens.get(text)) is None:
+            if len(self._tokens) > 4096:
+                self._tokens.clear()
+            count = self._tokens[text] = len(self.tokenizer.encode(text, add_special_tokens=False))
+        return count
+
+    def _window_chars(self) -> int:
+        """About how many characters of the current file the canvas keeps above the cursor."""
+        return max(0, (self.max_length - self.budget) // 2) * 3
+
+    def _excluded(self, path: Path) -> bool:
+        name = self.relative(path)
+        return any(fnmatch.fnmatch(name, pattern) for pattern in self.excludes)
+
+
+_IMPORT_LINE = re.compile(r"\s*(import|from)\s")
+
+
+def _imports_digest(text: str) -> str:
+    """The file's import lines, hashed: a new import may bring new definitions."""
+    found = [ln for ln in text.splitlines() if _IMPORT_LINE.match(ln)]
+    return hashlib.blake2b("\n".join(found).encode(), digest_size=8).hexdigest()
+
+
+def _still_current(kept: Sequence[Chunk], candidates: Sequence[Chunk]) -> bool:
+    """Every kept chunk is still among the candidates with the same text (none of their files changed)."""
+    texts = {(c.path, c.text) for c in candidates}
+    return all((c.path, c.text) in texts for c in kept)
