@@ -15,6 +15,7 @@ tokens, so the engine's exact prefix cache covers them from one keystroke to the
 
 from infill.context.builder import ContextBuilder, RepoContext
 from infill.context.chunks import Chunk
+from infill.context.projects import Builders
 from infill.context.roots import repo_root
 
-__all__ = ["Chunk", "ContextBuilder", "RepoContext", "repo_root"]
+__all__ = ["Builders", "Chunk", "ContextBuilder", "RepoContext", "repo_root"]

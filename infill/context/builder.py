@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 from infill.context.chunks import Chunk, format_chunk, format_chunks
 from infill.context.definitions import imported_definitions
 from infill.context.outline import outline_beyond
-from infill.context.recent import RecentRing, identifiers
+from infill.context.recent import IMPORT_LINE, RecentRing, identifiers
 from infill.languages import LanguageSpec, get_language
 from infill.positions import LineIndex
 
@@ -25,6 +24,12 @@ NEAR_LINES = 16
 HOLD_LINES = 32
 """A document keeps its chunk set while the cursor stays in the same block of this many lines (the canvas's
 START_GRID), the file's imports stay the same and every kept chunk's text is still current."""
+
+
+def usable_budget(tokens: int, max_length: int) -> int:
+    """`tokens`, but at most half the model's context: the header is never cropped, so a larger one would
+    leave the document no room (or not fit at all)."""
+    return max(0, min(tokens, max_length // 2))
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ class ContextBuilder:
                  excludes: Sequence[str] = (), max_length: int = 1024, ring: RecentRing | None = None) -> None:
         self.root = Path(root).resolve() if root is not None else None
         self.tokenizer = tokenizer
-        self.budget = budget
+        self.budget = usable_budget(budget, max_length)
         self.excludes = tuple(excludes)
         self.max_length = max_length
         self.ring = ring if ring is not None else RecentRing()
@@ -106,10 +111,10 @@ class ContextBuilder:
         line = lines.line_of(min(max(offset, 0), len(text)))
         near = text[lines.line_start(max(0, line - NEAR_LINES)): lines.line_end(min(lines.line_count - 1,
                                                                                         line + NEAR_LINES))]
-        words = identifiers("\n".join(ln for ln in near.split("\n") if not _IMPORT_LINE.match(ln)))
+        words = identifiers("\n".join(ln for ln in near.split("\n") if not IMPORT_LINE.match(ln)))
         candidates: list[Chunk] = []
         if here is not None and spec.id == "python":
-            candidates += imported_definitions(self, here, text, words)
+            candidates += imported_definitions(self, here, text, line, NEAR_LINES)
         if spec.id == "python":
             candidates += outline_beyond(text, offset, name, self._window_chars())
         candidates += self.ring.ranked(words, exclude=name)
@@ -118,13 +123,14 @@ class ContextBuilder:
         held = self._held.get(name)
         if held is not None and held.key == key and _still_current(held.context.chunks, candidates):
             return held.context
-        context = self._fit(candidates, spec.comment_prefix)
+        context = self.fit(candidates, spec.comment_prefix)
         self._held[name] = _Held(key, context)
         return context
 
-    def _fit(self, candidates: list[Chunk], comment_prefix: str) -> RepoContext:
-        """The most relevant chunks whose formatted tokens fit the budget; definitions first, then
-        recent chunks, then the outline, each by score."""
+    def fit(self, candidates: Sequence[Chunk], comment_prefix: str) -> RepoContext:
+        """The most relevant chunks whose formatted tokens fit the budget, in the header's order:
+        definitions first, then recent chunks, then the outline, each by score (the engine server passes
+        a client's own chunks here)."""
         priority = {"definition": 0, "recent": 1, "outline": 2}
         ranked = sorted(candidates, key=lambda c: (priority[c.kind], -c.score, c.key))
         kept: list[Chunk] = []
@@ -158,12 +164,9 @@ class ContextBuilder:
         return any(fnmatch.fnmatch(name, pattern) for pattern in self.excludes)
 
 
-_IMPORT_LINE = re.compile(r"\s*(import|from)\s")
-
-
 def _imports_digest(text: str) -> str:
     """The file's import lines, hashed: a new import may bring new definitions."""
-    found = [ln for ln in text.splitlines() if _IMPORT_LINE.match(ln)]
+    found = [ln for ln in text.splitlines() if IMPORT_LINE.match(ln)]
     return hashlib.blake2b("\n".join(found).encode(), digest_size=8).hexdigest()
 
 

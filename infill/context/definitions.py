@@ -13,31 +13,40 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from infill.context.chunks import Chunk
-from infill.context.python_defs import Definition, import_statements, module_info
+from infill.context.python_defs import Definition, import_statements, module_info, without_imports
 from infill.context.recent import identifiers
 from infill.languages import get_language
 
 if TYPE_CHECKING:
     from infill.context.builder import ContextBuilder
 
-NEAR, IN_FILE, IMPORTED = 3.0, 2.0, 1.0
-"""Scores: a name used near the cursor, elsewhere in the file, or only imported."""
+NEAR, UNUSED, IN_FILE, IMPORTED = 3.0, 2.5, 2.0, 1.0
+"""Scores: a name used near the cursor; imported and not used yet (what a user who has just written the
+import is about to use); used elsewhere in the file; brought by a module import only. A constant scores
+CONSTANT less than a function or class with the same use: a logger or a default value is rarely the reason
+to look."""
+CONSTANT = 0.5
 MAX_HOPS = 2
 
 
-def imported_definitions(builder: ContextBuilder, here: Path, text: str, near: frozenset[str]) -> list[Chunk]:
-    """Chunks for what `text` (the file at `here`) imports from the workspace, scored by where it is used."""
+def imported_definitions(builder: ContextBuilder, here: Path, text: str, line: int, near_lines: int
+                         ) -> list[Chunk]:
+    """Chunks for what `text` (the file at `here`) imports from the workspace, scored by where it is used:
+    within `near_lines` of 0-based `line` (the cursor's), elsewhere, or not yet (import statements aside)."""
     if builder.root is None:
         return []
     tree = get_language("python").parse(text)
-    used = identifiers(text)
+    code = without_imports(tree.root_node, text).split("\n")
+    used = identifiers("\n".join(code))
+    near = identifiers("\n".join(code[max(0, line - near_lines) : line + near_lines + 1]))
     chunks: dict[tuple[str, str], Chunk] = {}
     for statement in import_statements(tree.root_node):
         for bound, module, level, original in statement:
-            score = NEAR if bound in near else IN_FILE if bound in used else IMPORTED
+            score = NEAR if bound in near else IN_FILE if bound in used else UNUSED
             for path, definition in _resolve(builder, here, module, level, original, near):
                 relative = builder.relative(path)
                 specific = score if original is not None else NEAR if definition.name in near else IMPORTED
+                specific -= CONSTANT if definition.kind == "constant" else 0.0
                 chunk = Chunk(relative, definition.summary, "definition", definition.line, specific)
                 previous = chunks.get((relative, definition.name))
                 if previous is None or previous.score < chunk.score:

@@ -76,6 +76,21 @@ def import_statements(root: Any) -> list[list[Imported]]:
     return found
 
 
+def without_imports(root: Any, text: str) -> str:
+    """`text` with its import statements blanked out (line breaks kept, so lines keep their numbers)."""
+    source = bytearray(text.encode("utf-8"))
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("import_statement", "import_from_statement", "future_import_statement"):
+            for index in range(node.start_byte, node.end_byte):
+                if source[index] != 0x0A:
+                    source[index] = 0x20
+        else:
+            stack.extend(node.children)
+    return source.decode("utf-8", "replace")
+
+
 def _text(node: Any) -> str:
     return bytes(node.text).decode("utf-8", "replace")
 

@@ -9,6 +9,7 @@ from collections import OrderedDict
 
 from infill.context.chunks import Chunk
 
+IMPORT_LINE = re.compile(r"\s*(import|from)\s")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _COMMON = frozenset(keyword.kwlist) | {"self", "cls", "None", "True", "False"}
 RING_CHUNKS = 16

@@ -8,6 +8,7 @@ import pytest
 
 from infill.context import Chunk, ContextBuilder, repo_root
 from infill.context.chunks import format_chunks
+from infill.context.outline import outline_beyond
 from infill.context.recent import RecentRing
 from tests.support.checkpoints import tiny_tokenizer
 
@@ -162,14 +163,13 @@ def test_typing_within_a_block_keeps_the_chunk_set_and_its_tokens(tmp_path: Path
     assert changed is not first and titles(changed)[0][2].startswith("def scaled_box(")
 
 
-def test_the_outline_lists_what_the_window_cuts_off(tmp_path: Path) -> None:
+def test_the_outline_lists_what_the_window_cuts_off() -> None:
     far = "".join(f"def helper_{i}(value_{i}):\n    return value_{i}\n\n\n" for i in range(40))
     text = far + "def near_one(a):\n    return a\n\n\nresult = "
-    builder = ContextBuilder(tmp_path, TOKENIZER, budget=100_000, max_length=100_080)  # a window of 40 tokens
-    context = builder.build(tmp_path / "long.py", text, len(text))
-    [outline] = context.chunks
-    assert outline.kind == "outline" and outline.path == "long.py"
+    [outline] = outline_beyond(text, len(text), "long.py", window_chars=120)
+    assert outline.kind == "outline" and outline.path == "long.py" and outline.line == 0
     assert "def helper_0(value_0): ..." in outline.text and "near_one" not in outline.text
+    assert outline_beyond(text, len(text), "long.py", window_chars=len(text)) == []
 
 
 def test_the_ring_is_bounded_refreshes_a_place_and_ranks_by_shared_names() -> None:
