@@ -7,12 +7,15 @@ import json
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infill.files import BadInput
 from infill.fill import FillOptions, FillResult
 from infill.languages import LanguageSpec, UnsupportedLanguage, language_for_file
 from infill.positions import LineIndex
+
+if TYPE_CHECKING:
+    from infill.context import Builders
 
 _IMPORTED = time.perf_counter()
 
@@ -89,6 +92,49 @@ def file_language(path: str, args: argparse.Namespace) -> LanguageSpec:
         return language_for_file(path, getattr(args, "language", None))
     except UnsupportedLanguage as exc:
         raise BadInput(f"--language: {exc}") from None
+
+
+def add_context_options(parser: argparse.ArgumentParser) -> None:
+    from infill.context.builder import DEFAULT_TOKENS
+
+    group = parser.add_argument_group("repository context")
+    group.add_argument(
+        "--no-context", dest="context", action="store_false",
+        help="leave out code from the rest of the file's project (by default the definitions the file imports and"
+        " the file's own functions the window cuts off go above it; -v lists them)",
+    )
+    group.add_argument(
+        "--context-tokens", type=int, default=DEFAULT_TOKENS, metavar="N",
+        help=f"tokens that code may take (default {DEFAULT_TOKENS}; at most half the model's context)",
+    )
+
+
+def context_builders(args: argparse.Namespace, tokenizer: Any, max_length: int) -> Builders | None:
+    """The builders of `--context-tokens` for an engine (None: --no-context)."""
+    if not args.context or args.context_tokens == 0:
+        return None
+    from infill.context import Builders
+
+    return Builders(tokenizer, max_length, args.context_tokens)
+
+
+def context_header(args: argparse.Namespace, builders: Builders | None, path: str, text: str, offset: int,
+                   spec: LanguageSpec) -> str:
+    """The header for a fill of `path` at `offset`, from the project the file is in; -v lists its chunks."""
+    if builders is None:
+        return ""
+    from infill.context import repo_root
+
+    context = builders.build(repo_root(path), path, text, offset, spec)
+    say(args, f"{path}: context of {len(context.chunks)} chunks, {context.tokens} tokens")
+    for line in context.describe():
+        say(args, f"  {line}")
+    return context.header
+
+
+def check_context_options(args: argparse.Namespace) -> None:
+    if args.context_tokens < 0:
+        raise BadInput(f"--context-tokens {args.context_tokens}: must be at least 0")
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 import time
 
 from cli.common import (
+    add_context_options,
     add_engine_options,
     add_language_option,
     add_output_options,
+    check_context_options,
+    context_builders,
+    context_header,
     denoise_params,
     dump_json,
     file_language,
@@ -33,7 +38,9 @@ HELP = """FILE:LINE completes at the end of line LINE as an editor would at a cu
 decides between nothing (the line is already complete), the rest of the line, or a block (after
 `def f(...):` or an open bracket). FILE:START-END regenerates lines START..END (1-based, inclusive).
 The change is printed as a unified diff (apply it with `patch -p1` from the current directory), or
-written to FILE with --write.
+written to FILE with --write. Code from the rest of the project FILE is in (the nearest folder with .git,
+pyproject.toml, setup.py or setup.cfg) goes above the file's text: the definitions it imports and its
+own functions the window cuts off (-v lists them; --no-context leaves them out).
 
 examples:
   dcomplete infill app.py:40-55
@@ -41,6 +48,7 @@ examples:
   dcomplete infill app.py:12 --write            complete after line 12 (e.g. a body after `def`)
   dcomplete infill app.py:12-12 --length 24     regenerate line 12 with exactly 24 tokens
   dcomplete infill app.py:40-55 --json --sampler reference --steps 32
+  dcomplete infill app.py:12 -v --context-tokens 128
 """
 
 
@@ -55,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--length", type=int, default=None, help="force the mask count (no growth)")
     add_output_options(parser)
     add_language_option(parser)
+    add_context_options(parser)
     add_engine_options(parser)
     parser.set_defaults(run=run)
 
@@ -91,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     spec = file_language(path, args)
     if args.length is not None and args.length < 1:
         raise BadInput(f"--length {args.length}: must be at least 1")
+    check_context_options(args)
     if end is None:
         planned = complete_at(text, start, spec, args.target)
         if planned is None:
@@ -117,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"dcomplete: warning: {args.target}: {spot.warning}", file=sys.stderr)
     if args.length is not None:
         spot = Spot(spot.start, spot.end, args.length, spot.kind, spot.warning)
+    builders = context_builders(args, engine.tokenizer, engine.max_length)
+    options = dataclasses.replace(options, context=context_header(args, builders, path, text, spot.start, spec))
     say(args, f"denoising 1 spot of {spot.n_masks} masks")
     result = fill(engine, text, [spot], params, spec, doc_id=path, options=options)
     stats = result.stats

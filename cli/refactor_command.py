@@ -11,9 +11,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cli.common import (
+    add_context_options,
     add_engine_options,
     add_language_option,
     add_output_options,
+    check_context_options,
+    context_builders,
+    context_header,
     denoise_params,
     dump_json,
     file_language,
@@ -47,6 +51,9 @@ With --ray the model runs in a pool of actors on a Ray cluster; planning, output
 
 --instruction TEXT goes into each file's context as a comment block at the top
 (`# Instruction: TEXT`): instruction-tuned checkpoints read it, base checkpoints mostly ignore it.
+Code from the rest of each file's project (the definitions it imports, its own functions the window cuts
+off) goes above the file's text, built once per file at its first spot (-v lists it; --no-context
+leaves it out).
 
 examples:
   dcomplete refactor src --holes --write
@@ -79,6 +86,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--batch", type=int, default=8, help="files per engine call (default 8)")
     add_output_options(parser)
     add_language_option(parser)
+    add_context_options(parser)
     add_engine_options(parser)
     _add_ray_options(parser)
     parser.set_defaults(run=run)
@@ -194,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput(f"--batch {args.batch}: must be at least 1")
     if args.check and not args.write:
         raise BadInput("--check runs after --write; add --write")
+    check_context_options(args)
     _path_after_ray(args)
     plans = plan_files(args)
     if args.write:
@@ -213,7 +222,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         work = [(plan, spots_for(plan, args, backend.tokenizer)) for plan in plans]
         work = [(plan, spots) for plan, spots in work if spots]
-        jobs = [FillJob(plan.text, tuple(spots), plan.spec, plan.path) for plan, spots in work]
+        builders = context_builders(args, backend.tokenizer, backend.max_length)
+        jobs = [FillJob(plan.text, tuple(spots), plan.spec, plan.path,
+                        context_header(args, builders, plan.path, plan.text, spots[0].start, plan.spec))
+                for plan, spots in work]
         progress = Progress(len(work), enabled=sys.stderr.isatty())
         outcomes = backend.fill(batches_of(jobs, args.batch), progress)
         progress.close()

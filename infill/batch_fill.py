@@ -33,6 +33,11 @@ class Backend(Protocol):
     @property
     def tokenizer(self) -> Any: ...
 
+    @property
+    def max_length(self) -> int:
+        """Canvas tokens the engine takes (what a context header may use part of)."""
+        ...
+
     def fill(self, batches: Sequence[Sequence[FillJob]], progress: Progress) -> list[Outcome]: ...
 
     def close(self) -> None: ...
@@ -56,6 +61,10 @@ class LocalFill:
     @property
     def tokenizer(self) -> Any:
         return self.engine.tokenizer
+
+    @property
+    def max_length(self) -> int:
+        return self.engine.max_length
 
     def fill(self, batches: Sequence[Sequence[FillJob]], progress: Progress) -> list[Outcome]:
         outcomes: list[Outcome] = []

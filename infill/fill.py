@@ -88,6 +88,9 @@ class FillJob:
     spots: tuple[Spot, ...]
     language: str | LanguageSpec = "python"
     doc_id: str | None = None
+    context: str | None = None
+    """This document's code from other files, in place of `FillOptions.context` (None: the options'): a
+    batch of files from several projects (`dcomplete refactor`) shares one `FillOptions`."""
 
 
 @dataclass
@@ -123,7 +126,8 @@ class _Document:
         grow = options.max_grow
         if grow is None:
             grow = sum(self._room(s) for s in spots)
-        header = instruction_header(options.instruction, self.spec.comment_prefix) + options.context
+        context = options.context if job.context is None else job.context
+        header = instruction_header(options.instruction, self.spec.comment_prefix) + context
         self.max_grow = grow
         try:
             self.canvas: Canvas = self._build(spots, header, reserve=grow)

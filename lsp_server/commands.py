@@ -64,8 +64,8 @@ class CommandRunner:
         return await self._fill_and_apply(
             args.uri,
             "Regenerate selection",
-            lambda backend, text, settings, language, cancel: backend.regenerate(
-                text, first, last, settings, language, args.uri, cancel
+            lambda backend, text, settings, language, cancel, context: backend.regenerate(
+                text, first, last, settings, language, args.uri, cancel, context=context
             ),
         )
 
@@ -74,8 +74,8 @@ class CommandRunner:
         return await self._fill_and_apply(
             args.uri,
             "Fill holes",
-            lambda backend, text, settings, language, cancel: backend.fill_holes(
-                text, settings, language, args.uri, cancel
+            lambda backend, text, settings, language, cancel, context: backend.fill_holes(
+                text, settings, language, args.uri, cancel, context
             ),
         )
 
@@ -89,25 +89,27 @@ class CommandRunner:
         return await self._fill_and_apply(
             args.uri,
             "Refactor selection",
-            lambda backend, text, settings, language, cancel: backend.regenerate(
-                text, first, last, settings, language, args.uri, cancel, instruction=args.instruction
+            lambda backend, text, settings, language, cancel, context: backend.regenerate(
+                text, first, last, settings, language, args.uri, cancel, args.instruction, context
             ),
         )
 
     async def _fill_and_apply(
         self, uri: str, title: str, fill: Callable[..., Outcome]
     ) -> dict[str, Any] | None:
-        """Run `fill` on a snapshot of the document and apply every spot in one edit.
+        """Run `fill` on a snapshot of the document, with the project's context, and apply every spot in one
+        edit.
 
         Returns {"applied": bool, "spots": n}, or None when cancelled or nothing was generated."""
         session = self.session
         document = session.document(uri)
         text, version, language = document.text, document.version, document.language
         settings = session.settings
+        context = session.context.source(settings, uri, text, language)
         progress = await _Progress.start(self.server, title)
 
         def work(cancel: CancelCheck) -> Outcome:
-            return fill(session.backend, text, settings, language, progress.counting(cancel))
+            return fill(session.backend, text, settings, language, progress.counting(cancel), context)
 
         try:
             outcome = await session.run_job(f"{uri}#command", work, on_ticket=progress.attach)

@@ -69,6 +69,16 @@ class Document:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
+def edited_line(changes: Iterable[TextChange]) -> int | None:
+    """The 0-based line where the last ranged change left the cursor (the end of its new text); None when
+    every change replaced the whole document."""
+    line = None
+    for change in changes:
+        if change.start is not None:
+            line = change.start[0] + change.text.count("\n")
+    return line
+
+
 class UnknownDocument(LookupError):
     def __init__(self, uri: str) -> None:
         super().__init__(f"document {uri} is not open on the server (send textDocument/didOpen first)")

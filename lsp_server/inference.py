@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from infill.languages import LanguageSpec
     from infill.spots import Spot
 
+    from .repo_context import ContextSource
+
 logger = logging.getLogger(__name__)
 CancelCheck = Callable[[], bool]
 T = TypeVar("T")
@@ -149,15 +151,17 @@ class InferenceBackend:
         seed: int = 0,
         temperature: float = 0.0,
         instruction: str | None = None,
+        context: str = "",
     ) -> list[Outcome]:
-        """Fill several (text, spots, doc_id) jobs in one engine batch.
+        """Fill several (text, spots, doc_id) jobs in one engine batch, `context` (code from other files)
+        above each.
 
         `maxTokens` caps each spot's masks; for one-spot jobs it also caps how far the engine may grow
         a span that ran out of room (multi-spot jobs keep infill's per-spot growth)."""
         import infill
 
         started = time.perf_counter()
-        prepared, options = fill_jobs(jobs, settings, language, instruction)
+        prepared, options = fill_jobs(jobs, settings, language, instruction, context)
         engine = self._require_engine()
         if not settings.engine_url:  # an engine server keeps its documents under its own budget
             engine.doc_cache.set_budget(settings.cache_mb << 20)
@@ -189,8 +193,12 @@ class InferenceBackend:
         doc_id: str | None,
         cancel: CancelCheck,
         instruction: str | None = None,
+        context: ContextSource | None = None,
     ) -> Outcome:
-        return self._fill([(text, spots, doc_id)], settings, language, cancel, instruction=instruction)[0]
+        """One document's spots in one canvas, the project's context built at its first spot."""
+        header = _header(context, self._require_engine(), spots[0].start)
+        return self._fill([(text, spots, doc_id)], settings, language, cancel, instruction=instruction,
+                          context=header)[0]
 
     def complete(
         self,
@@ -201,6 +209,7 @@ class InferenceBackend:
         doc_id: str,
         alternatives: int,
         cancel: CancelCheck,
+        context: ContextSource | None = None,
     ) -> Outcome:
         """Up to `alternatives` different completions of `spot` (`infill.plan_completion`'s), deduplicated.
         The first is greedy at the planned length; alternatives come from other lengths (one batch; not for
@@ -208,6 +217,7 @@ class InferenceBackend:
         sampling with other seeds."""
         engine = self._require_engine()
         started = time.perf_counter()
+        header = _header(context, engine, spot.start)
         rounds: list[tuple[list[Any], int, float]] = [([spot], 0, 0.0)]
         if alternatives > 1:
             lengths = [spot] if engine.left_to_right else [spot, _resized(spot, 2.0), _resized(spot, 0.5)]
@@ -217,13 +227,14 @@ class InferenceBackend:
             if len(found) >= alternatives:
                 break
             jobs = [(text, [variant], doc_id if i == 0 else None) for i, variant in enumerate(variants)]
-            for outcome in self._fill(jobs, settings, language, cancel, seed, temperature):
+            for outcome in self._fill(jobs, settings, language, cancel, seed, temperature, context=header):
                 if outcome.cancelled:
                     return Outcome(found, True, time.perf_counter() - started)
                 found.extend(r for r in outcome.replacements if r not in found)
         return Outcome(found[:alternatives], False, time.perf_counter() - started)
 
-    def warm(self, text: str, offset: int, settings: Settings, language: str, doc_id: str) -> bool:
+    def warm(self, text: str, offset: int, settings: Settings, language: str, doc_id: str,
+             context: ContextSource | None = None) -> bool:
         """Prefill the canvas of a completion at `offset` for the document, so that its first suggestion
         pays only for what changes and the gap (called while the user reads a file they just opened)."""
         import infill
@@ -235,7 +246,8 @@ class InferenceBackend:
             return False
         if spot is None:
             return False
-        (job,), options = fill_jobs([(text, [spot], doc_id)], settings, language)
+        (job,), options = fill_jobs([(text, [spot], doc_id)], settings, language,
+                                    context=_header(context, engine, spot.start))
         return infill.warm(engine, job, self.params(settings), options)
 
     def regenerate(
@@ -248,19 +260,21 @@ class InferenceBackend:
         doc_id: str,
         cancel: CancelCheck,
         instruction: str | None = None,
+        context: ContextSource | None = None,
     ) -> Outcome:
         """Regenerate whole lines; an instruction goes into the context as a comment block."""
         import infill
 
         engine = self._require_engine()
         spot = infill.plan_regenerate(text, start_line, end_line, language, tokenizer=engine.tokenizer)
-        outcome = self._fill_one(text, [spot], settings, language, doc_id, cancel, instruction)
+        outcome = self._fill_one(text, [spot], settings, language, doc_id, cancel, instruction, context)
         if spot.warning:
             return dataclasses.replace(outcome, notes=(spot.warning, *outcome.notes))
         return outcome
 
     def fill_holes(
-        self, text: str, settings: Settings, language: str | LanguageSpec, doc_id: str, cancel: CancelCheck
+        self, text: str, settings: Settings, language: str | LanguageSpec, doc_id: str, cancel: CancelCheck,
+        context: ContextSource | None = None,
     ) -> Outcome:
         """Every hole marker of the file in one canvas."""
         import infill
@@ -269,7 +283,7 @@ class InferenceBackend:
         spots = infill.find_holes(text, language)
         if not spots:
             return Outcome([])
-        return self._fill_one(text, spots, settings, language, doc_id, cancel)
+        return self._fill_one(text, spots, settings, language, doc_id, cancel, context=context)
 
 
 def _open_engine(settings: Settings) -> Any:
@@ -283,8 +297,12 @@ def _resized(spot: Any, factor: float) -> Any:
     return dataclasses.replace(spot, n_masks=max(1, int(spot.n_masks * factor)))
 
 
+def _header(context: ContextSource | None, engine: Any, offset: int) -> str:
+    return context(engine, offset) if context is not None else ""
+
+
 def fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings, language: str | LanguageSpec,
-               instruction: str | None = None) -> tuple[list[Any], Any]:
+               instruction: str | None = None, context: str = "") -> tuple[list[Any], Any]:
     """The `infill.FillJob`s and `FillOptions` of (text, spots, doc_id) jobs under the settings' token cap:
     what a fill sends, and what a warm-up must build to prefill the same canvas."""
     import infill
@@ -292,4 +310,4 @@ def fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings,
 
     capped, max_grow = cap_tokens([spots for _, spots, _ in jobs], settings.max_tokens)
     made = [infill.FillJob(text, spots, language, doc_id) for (text, _, doc_id), spots in zip(jobs, capped)]
-    return made, infill.FillOptions(instruction=instruction, max_grow=max_grow)
+    return made, infill.FillOptions(instruction=instruction, max_grow=max_grow, context=context)

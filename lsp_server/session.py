@@ -27,10 +27,11 @@ from .completion import (
     new_item_id,
     to_suggestion,
 )
-from .documents import Document, DocumentStore, TextChange, UnknownDocument
+from .documents import Document, DocumentStore, TextChange, UnknownDocument, edited_line
 from .failures import FailureReporter
 from .inference import InferenceBackend, LoadFailure, Outcome
 from .positions import normalize_encoding
+from .repo_context import WorkspaceContext
 from .scheduler import CancelCheck, InferenceScheduler, Ticket
 from .settings import SECTION, Settings, parse_settings
 from .suggestions import Placed, SuggestionMemory
@@ -54,6 +55,7 @@ class Session:
         self.backend = InferenceBackend()
         self.feedback = FeedbackLog()
         self.memory = SuggestionMemory(self.settings.suggestion_cache)
+        self.context = WorkspaceContext(self._workspace_folders)
         self.last_latency_ms: int | None = None
         self._tickets_by_request: dict[Any, Ticket] = {}
         self._cancelled_early: dict[Any, None] = {}  # insertion-ordered, trimmed to the newest 256
@@ -100,6 +102,12 @@ class Session:
         if previous.engine_key != self.settings.engine_key:
             await self._load_model()
 
+    def _workspace_folders(self) -> list[str]:
+        """The workspace folders' URIs (pygls follows `workspace/didChangeWorkspaceFolders`), `rootUri` for a
+        client that sends no folders."""
+        workspace = self.server.workspace
+        return [*(folder.uri for folder in workspace.folders.values()), *filter(None, [workspace.root_uri])]
+
     def _can_pull_configuration(self) -> bool:
         workspace = self.server.client_capabilities.workspace
         return bool(workspace and workspace.configuration)
@@ -123,7 +131,8 @@ class Session:
 
     def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
-        self.documents.open(item.uri, item.language_id, item.version, item.text)
+        document = self.documents.open(item.uri, item.language_id, item.version, item.text)
+        self.context.saw(item.uri, document.text)
         if item.language_id in self.settings.languages:
             self._spawn(self._warm(item.uri))
 
@@ -133,9 +142,10 @@ class Session:
         own job key, so a completion request queues behind it instead of throwing the prefill away."""
         document = self.documents.get(uri)
         text, settings, language, version = document.text, self.settings, document.language_id, document.version
+        context = self.context.source(settings, uri, text, document.language)
 
         def work(cancel: CancelCheck) -> bool:
-            return not cancel() and self.backend.warm(text, len(text), settings, language, uri)
+            return not cancel() and self.backend.warm(text, len(text), settings, language, uri, context)
 
         ticket = self.scheduler.ticket(f"warm:{uri}")
         try:
@@ -157,11 +167,13 @@ class Session:
             else TextChange(change.text)
             for change in params.content_changes
         ]
-        self.documents.change(params.text_document.uri, params.text_document.version, changes)
+        document = self.documents.change(params.text_document.uri, params.text_document.version, changes)
+        self.context.saw(document.uri, document.text, edited_line(changes))
 
     def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         self.documents.close(uri)
+        self.context.closed(uri)
         self._warmed.pop(uri, None)
         self.memory.forget(uri)
         self._spawn(self.scheduler.run_exclusive(lambda: self.backend.forget(uri)))
@@ -288,8 +300,11 @@ class Session:
             self._notify_status()
             return []
 
+        context = self.context.source(settings, uri, query.text, document.language)
+
         def work(cancel: CancelCheck) -> Outcome:
-            return self.backend.complete(query.text, spot, settings, document.language, uri, alternatives, cancel)
+            return self.backend.complete(query.text, spot, settings, document.language, uri, alternatives, cancel,
+                                         context)
 
         outcome = await self.run_job(uri, work, debounce_s)
         if outcome is None or outcome.cancelled:

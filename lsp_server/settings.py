@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from infill.context.builder import DEFAULT_TOKENS
 from infill.languages import editor_language_ids
 
 SECTION = "dcomplete"
@@ -55,6 +56,14 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
     VS Code and Neovim use); others get empty answers. An id without a row gets plain-text line
     completions (no parse check)."""
 
+    context: bool = True
+    """Put code from the rest of the workspace above the window: the definitions the file imports, code
+    edited recently in other files, the file's own functions the window cuts off (`infill.context`)."""
+    context_tokens: Annotated[int, msgspec.Meta(ge=0, le=8192)] = DEFAULT_TOKENS
+    """Tokens that code may take (at most half the model's context is used); 0 turns it off."""
+    context_files: list[str] = msgspec.field(default_factory=list)
+    """Glob patterns of paths, relative to the workspace folder, never read for context ("secrets/*")."""
+
     @property
     def engine_device(self) -> str | None:
         return None if self.device == "auto" else self.device
@@ -71,7 +80,7 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
         """What decides the text of a completion: a suggestion computed under other values is not
         reused."""
         return (*self.engine_key[:2], self.device, self.steps, self.threshold, self.block, self.max_tokens,
-                self.multiline)
+                self.multiline, self.context, self.context_tokens, tuple(self.context_files))
 
 
 FIELD_NAMES: dict[str, str] = {field.encode_name: field.name for field in msgspec.structs.fields(Settings)}

@@ -128,6 +128,10 @@ class RayFill:
     def tokenizer(self) -> Any:
         return self.hellos[0].tokenizer
 
+    @property
+    def max_length(self) -> int:
+        return int(self.hellos[0].max_length)
+
     def fill(self, batches: Sequence[Sequence[FillJob]], progress: Progress) -> list[Outcome]:
         jobs = [job for batch in batches for job in batch]
         run = _Run(self, jobs, progress)

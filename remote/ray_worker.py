@@ -24,6 +24,7 @@ class Hello:
     error: str | None
     tokenizer: Any = None
     description: str = ""
+    max_length: int = 0
 
 
 class FillWorker:
@@ -44,7 +45,7 @@ class FillWorker:
         if self.engine is None:
             return Hello(os.getpid(), host, self.error)
         e = self.engine
-        return Hello(os.getpid(), host, None, e.tokenizer, f"{e.name} ({e.family}, {e.device})")
+        return Hello(os.getpid(), host, None, e.tokenizer, f"{e.name} ({e.family}, {e.device})", e.max_length)
 
     def fill(self, jobs: Sequence[FillJob]) -> list[Outcome]:
         """One outcome per job. When the batch raises, each job is run alone, so that one file the engine

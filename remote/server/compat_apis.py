@@ -18,7 +18,7 @@ import msgspec
 
 from remote.server import schemas
 from remote.server.fim_prompt import split_fim
-from remote.server.service import RequestError, TextJob, TextOutcome, sampling
+from remote.server.service import RequestError, TextJob, TextOutcome, extra_chunks, sampling
 
 
 def _stops(stop: str | list[str] | None) -> tuple[str, ...]:
@@ -35,13 +35,13 @@ def completions_job(body: schemas.Completions) -> TextJob:
         prompt = prompt[0]
     prefix, suffix = (prompt, body.suffix) if body.suffix else split_fim(prompt) or (prompt, "")
     return TextJob(prefix, suffix, body.language, sampling(body.temperature, body.top_p, body.seed),
-                   body.max_tokens, _stops(body.stop), body.n)
+                   body.max_tokens, _stops(body.stop), body.n, extra=extra_chunks(body.extra))
 
 
 def fim_job(body: schemas.FimCompletions) -> TextJob:
     seed = body.random_seed if body.random_seed is not None else body.seed
     return TextJob(body.prompt, body.suffix or "", body.language, sampling(body.temperature, body.top_p, seed),
-                   body.max_tokens, _stops(body.stop))
+                   body.max_tokens, _stops(body.stop), extra=extra_chunks(body.extra))
 
 
 def _usage(outcome: TextOutcome) -> dict[str, int]:

@@ -22,9 +22,10 @@ from typing import Any
 
 import msgspec
 
+from infill.context import Chunk
 from remote.server import schemas
 from remote.server.fim_prompt import split_fim
-from remote.server.service import TextJob, TextOutcome, sampling
+from remote.server.service import TextJob, TextOutcome, extra_chunks, sampling
 
 
 def slot_doc(id_slot: int, cache_prompt: bool) -> str | None:
@@ -35,19 +36,18 @@ def slot_doc(id_slot: int, cache_prompt: bool) -> str | None:
 
 
 def _job(body: schemas.LlamaInfill | schemas.LlamaCompletion, prefix: str, suffix: str,
-         other_files: tuple[tuple[str, str], ...] = ()) -> TextJob:
+         extra: tuple[Chunk, ...] = ()) -> TextJob:
     max_tokens = None if body.n_predict < 0 else body.n_predict
     limit = body.t_max_predict_ms if body.t_max_predict_ms is not None and body.t_max_predict_ms > 0 else None
     return TextJob(prefix, suffix, body.language, sampling(body.temperature, body.top_p, body.seed), max_tokens,
                    tuple(body.stop), max(1, body.n_cmpl), slot_doc(body.id_slot, body.cache_prompt), limit,
-                   other_files)
+                   extra)
 
 
 def infill_job(body: schemas.LlamaInfill) -> TextJob:
-    """`input_extra` chunks go above the text (`other_files`); `prompt` is the text of the cursor's line
+    """`input_extra` chunks go above the text (`extra_context`); `prompt` is the text of the cursor's line
     before it, which llama-server puts after its FIM middle token."""
-    extra = tuple((c.filename, c.text) for c in body.input_extra)
-    return _job(body, body.input_prefix + body.prompt, body.input_suffix, extra)
+    return _job(body, body.input_prefix + body.prompt, body.input_suffix, extra_chunks(body.input_extra))
 
 
 def completion_job(body: schemas.LlamaCompletion) -> TextJob:

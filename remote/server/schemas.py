@@ -31,6 +31,13 @@ class Strict(msgspec.Struct, forbid_unknown_fields=True):
     pass
 
 
+class ExtraChunk(msgspec.Struct):
+    """Code from another file (llama.cpp's `input_extra` item; the `extra` field of the other shapes)."""
+
+    text: str
+    filename: str = ""
+
+
 # -- native /v1/infill ------------------------------------------------------------------------
 
 
@@ -77,6 +84,7 @@ class DocumentInfill(Strict):
     holes: bool = False
     ranges: list[tuple[int, int]] | None = None
     params: Params = msgspec.field(default_factory=Params)  # type: ignore[valid-type]
+    extra: list[ExtraChunk] = []
 
 
 class SpanOut(msgspec.Struct):
@@ -148,6 +156,7 @@ class _TextCompletion(msgspec.Struct, kw_only=True):
     seed: int | None = None
     stream: bool = False
     language: str = "python"  # ours: neither shape has a language field
+    extra: list[ExtraChunk] = []  # ours: code from other files, least relevant first, as in llama's input_extra
 
 
 class Completions(_TextCompletion, kw_only=True):
@@ -162,11 +171,6 @@ class FimCompletions(_TextCompletion, kw_only=True):
 
     prompt: str
     random_seed: int | None = None
-
-
-class ExtraChunk(msgspec.Struct):
-    text: str
-    filename: str = ""
 
 
 class _LlamaRequest(msgspec.Struct, kw_only=True):

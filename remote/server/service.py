@@ -18,6 +18,7 @@ import msgspec
 from engine import DenoiseParams, InfillRequest, InfillResult, Stats
 from infill import user_settings
 from infill.canvas import ContextOverflow, Slot
+from infill.context import Chunk
 from infill.fill import FillJob, FillOptions, FillResult, fill, fill_many
 from infill.holes import find_holes
 from infill.languages import LanguageSpec, UnsupportedLanguage, get_language
@@ -27,7 +28,7 @@ from infill.spots import Spot
 from infill.tickets import Ticket
 from infill.windows import plan_completion, plan_regenerate
 from remote.server import schemas
-from remote.server.other_files import other_files_above
+from remote.server.extra_context import client_chunks, extra_header
 
 
 class RequestError(Exception):
@@ -77,7 +78,7 @@ class TextJob:
     asks for none: the text is evaluated into `doc_id`'s cache and nothing is written (llama-server's
     `n_predict: 0`). `doc_id`: the engine keeps this document's keys/values for the next request with it
     (None: nothing kept). `line_deadline_ms`: llama-server's `t_max_predict_ms` (`infill.line_deadline`).
-    `other_files`: (filename, text) of code from other files, least relevant first (`other_files`)."""
+    `extra`: code from other files (`extra_context`)."""
 
     prefix: str
     suffix: str
@@ -88,7 +89,7 @@ class TextJob:
     n: int = 1
     doc_id: str | None = None
     line_deadline_ms: int | None = None
-    other_files: tuple[tuple[str, str], ...] = ()
+    extra: tuple[Chunk, ...] = ()
 
 
 @dataclass
@@ -111,7 +112,7 @@ def complete(engine: Any, job: TextJob, ticket: Ticket) -> TextOutcome:
         raise RequestError(f"max_tokens {job.max_tokens}: must be at least 0")
     spec = language(job.language)
     text = job.prefix + job.suffix
-    context = other_files_above(job.other_files, spec.comment_prefix, engine.tokenizer, engine.max_length)
+    context = extra_header(job.extra, spec.comment_prefix, engine.tokenizer, engine.max_length)
     if job.max_tokens == 0:
         return _prefill(engine, job, spec, text, context, ticket)
     spot = plan_completion(text, len(job.prefix), spec)
@@ -186,7 +187,14 @@ def fill_document(engine: Any, body: schemas.DocumentInfill, ticket: Ticket) -> 
     if not spots:
         return FillResult([], [], Stats(), notes=["no spot to fill"], attempts=0)
     expire(ticket, deadline)
-    return _fill(lambda: [fill(engine, body.text, spots, params, spec, cancel=ticket)])[0]
+    options = FillOptions(context=extra_header(extra_chunks(body.extra), spec.comment_prefix, engine.tokenizer,
+                                               engine.max_length))
+    return _fill(lambda: [fill(engine, body.text, spots, params, spec, cancel=ticket, options=options)])[0]
+
+
+def extra_chunks(extra: Sequence[schemas.ExtraChunk]) -> tuple[Chunk, ...]:
+    """The `extra` field of the OpenAI-style and native bodies (llama.cpp's `input_extra` shape)."""
+    return tuple(client_chunks([(c.filename, c.text) for c in extra]))
 
 
 # -- native /v1/infill, canvas form --------------------------------------------------------------

@@ -4,7 +4,7 @@ IntelliJ, Vim and Eclipse plugins, calls.
 
 - `GET|POST /v1/health` -> `HealthState` (the agent retries with POST on 405);
 - `POST /v1/completions`: `segments.prefix`/`suffix` around the cursor, and `declarations` and the two
-  snippet lists above the prefix as code from other files (`other_files`); `temperature` and `seed` go to
+  snippet lists above the prefix as code from other files (`extra_context`); `temperature` and `seed` go to
   the sampler; `mode` "standard" (the default) completes at the cursor, "next_edit_suggestion" is refused
   by name; the answer is `{id, choices: [{index, text}]}`, one choice;
 - `POST /v1/events`: `select` (a choice was accepted), `view` (shown), `dismiss` go to the same local
@@ -20,6 +20,7 @@ from typing import Any
 
 from infill.feedback import FeedbackLog
 from remote.server import schemas
+from remote.server.extra_context import client_chunks
 from remote.server.service import RequestError, TextJob, TextOutcome, sampling
 
 VERSION = "0.1.0"
@@ -33,12 +34,13 @@ def completion_job(body: schemas.TabbyCompletion) -> TextJob:
     if body.seed is not None and body.seed < 0:
         raise RequestError(f"seed {body.seed}: must be at least 0")
     seg = body.segments
-    chunks = [(s.filepath, s.body) for s in reversed(seg.relevant_snippets_from_recently_opened_files or [])]
-    chunks += [(s.filepath, s.body) for s in reversed(seg.relevant_snippets_from_changed_files or [])]
-    chunks += [(d.filepath, d.body) for d in reversed(seg.declarations or [])]
+    snippets = [(s.filepath, s.body) for s in reversed(seg.relevant_snippets_from_recently_opened_files or [])]
+    snippets += [(s.filepath, s.body) for s in reversed(seg.relevant_snippets_from_changed_files or [])]
+    declarations = [(d.filepath, d.body) for d in reversed(seg.declarations or [])]
+    chunks = client_chunks(snippets) + client_chunks(declarations, "definition", len(snippets))
     doc = f"tabby:{seg.filepath}" if seg.filepath else None
     return TextJob(seg.prefix, seg.suffix or "", _language(body.language), sampling(body.temperature, None, body.seed),
-                   doc_id=doc, other_files=tuple(chunks))
+                   doc_id=doc, extra=tuple(chunks))
 
 
 def _language(name: str | None) -> str:

@@ -34,11 +34,6 @@ SLOW = {"threshold": 1.0, "eos_penalty": 100.0}
 
 
 @pytest.fixture(scope="module")
-def local(tiny_anchored) -> Engine:
-    return Engine.load(tiny_anchored, device="cpu")
-
-
-@pytest.fixture(scope="module")
 def server(tiny_anchored):
     with EngineProcess(["--model", str(tiny_anchored), "--max-body", "200000"]) as process:
         yield process

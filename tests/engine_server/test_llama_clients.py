@@ -14,7 +14,7 @@ import httpx
 import pytest
 import yaml
 
-from engine import DenoiseParams, Engine
+from engine import DenoiseParams
 from infill import fill, plan_completion
 from tests.engine_server import client_requests as clients
 from tests.engine_server import readme_configs
@@ -39,17 +39,6 @@ LINES = [
 ]
 CURSOR = (9, len(LINES[9]))  # the end of `x = 1  # the value is`, where the tiny checkpoint writes text
 CHUNK = clients.llama_vim_chunk(["def helper(a, b):", "    return a + b", "", "TOTAL = helper(1, 2)"], "util.py")
-
-
-@pytest.fixture(scope="module")
-def local(tiny_anchored) -> Engine:
-    return Engine.load(tiny_anchored, device="cpu")
-
-
-@pytest.fixture(scope="module")
-def server(tiny_anchored):
-    with EngineProcess(["--model", str(tiny_anchored)]) as process:
-        yield process
 
 
 def llama_vim_endpoint(server: EngineProcess) -> str:

@@ -162,8 +162,10 @@ def make_client() -> LanguageClient:
 
 @contextlib.asynccontextmanager
 async def start_server(
-    tmp_path: Path, settings: dict[str, Any], encodings: list[str] | None = None, inline: bool = True
+    tmp_path: Path, settings: dict[str, Any], encodings: list[str] | None = None, inline: bool = True,
+    folders: list[Path] | None = None,
 ) -> AsyncIterator[Session]:
+    """The server with `tmp_path` as its rootUri and `folders` (if any) as its workspaceFolders."""
     client = make_client()
     recorded = Recorded()
 
@@ -186,6 +188,7 @@ async def start_server(
                     capabilities=capabilities(encodings, inline),
                     initialization_options={"dcomplete": settings},
                     root_uri=tmp_path.as_uri(),
+                    workspace_folders=[types.WorkspaceFolder(f.as_uri(), f.name) for f in folders or []] or None,
                 )
             ),
             60,

@@ -55,3 +55,18 @@ def test_a_non_object_payload_is_reported() -> None:
         "dcomplete settings must be an object, got list; using defaults"
     ]
     assert parse_settings(None) == (Settings(), [])
+
+
+def test_context_settings_default_on_and_reject_bad_values_by_name() -> None:
+    from infill.context.builder import DEFAULT_TOKENS
+
+    defaults = Settings()
+    assert defaults.context and defaults.context_tokens == DEFAULT_TOKENS and defaults.context_files == []
+    settings, problems = parse_settings({"context": False, "contextTokens": 128, "contextFiles": ["secrets/*"]})
+    assert problems == [] and (settings.context, settings.context_tokens, settings.context_files) == (
+        False, 128, ["secrets/*"])
+    assert settings.results_key != defaults.results_key  # a suggestion made with context is not reused without
+    settings, problems = parse_settings({"context": "yes", "contextTokens": -1, "contextFiles": "secrets/*"})
+    assert settings == defaults and len(problems) == 3
+    assert "`contextTokens`" in problems[1] and ">= 0" in problems[1]
+    assert "`contextFiles`" in problems[2] and "Expected `array`" in problems[2]

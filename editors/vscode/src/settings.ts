@@ -17,6 +17,9 @@ export interface ServerSettings {
   cacheMb?: number;
   suggestionCache?: number;
   multiline?: boolean;
+  context?: boolean;
+  contextTokens?: number;
+  contextFiles?: string[];
   languages?: string[];
 }
 
@@ -38,6 +41,9 @@ export const SERVER_SETTING_KEYS = [
   "cacheMb",
   "suggestionCache",
   "multiline",
+  "context",
+  "contextTokens",
+  "contextFiles",
   "languages",
 ] as const;
 
@@ -54,6 +60,7 @@ const INTEGER_KEYS: ReadonlySet<string> = new Set([
   "debounceMs",
   "cacheMb",
   "suggestionCache",
+  "contextTokens",
 ]);
 
 /**
@@ -89,11 +96,12 @@ function checkValue(key: ServerSettingKey, value: unknown): string | undefined {
     case "engineApiKey":
       return typeof value === "string" ? undefined : `dcomplete.${key} must be a string, got ${show(value)}`;
     case "multiline":
+    case "context":
       return typeof value === "boolean" ? undefined : `dcomplete.${key} must be true or false, got ${show(value)}`;
     case "languages":
-      return Array.isArray(value) && value.every((v) => typeof v === "string")
-        ? undefined
-        : `dcomplete.${key} must be a list of language ids, got ${show(value)}`;
+      return isStringList(value) ? undefined : `dcomplete.${key} must be a list of language ids, got ${show(value)}`;
+    case "contextFiles":
+      return isStringList(value) ? undefined : `dcomplete.${key} must be a list of glob patterns, got ${show(value)}`;
     case "threshold":
       return typeof value === "number" && value > 0 && value <= 1
         ? undefined
@@ -107,6 +115,10 @@ function checkValue(key: ServerSettingKey, value: unknown): string | undefined {
       }
       return undefined;
   }
+}
+
+function isStringList(value: unknown): boolean {
+  return Array.isArray(value) && value.every((v) => typeof v === "string");
 }
 
 function show(value: unknown): string {

@@ -31,6 +31,9 @@ test("every server setting is forwarded under its own name", () => {
     cacheMb: 64,
     suggestionCache: 16,
     multiline: false,
+    context: false,
+    contextTokens: 128,
+    contextFiles: ["secrets/*"],
     languages: ["python", "lua"],
   };
   const { settings, problems } = toServerSettings(reader(values));
@@ -43,10 +46,13 @@ test("wrong types are reported by name and not forwarded", () => {
   const { settings, problems } = toServerSettings(
     reader({
       steps: 2.5, threshold: 0, maxTokens: "64", languages: "python", multiline: "yes", debounceMs: -1, engineUrl: 8765,
+      context: "on", contextTokens: -1, contextFiles: "secrets/*",
     }),
   );
   assert.deepEqual(settings, {});
-  assert.equal(problems.length, 7);
+  assert.equal(problems.length, 10);
+  assert.match(problems.join("\n"), /dcomplete\.contextTokens must be an integer >= 0, got -1/);
+  assert.match(problems.join("\n"), /dcomplete\.contextFiles must be a list of glob patterns, got "secrets\/\*"/);
   assert.match(problems.join("\n"), /dcomplete\.engineUrl must be a string, got 8765/);
   assert.match(problems.join("\n"), /dcomplete\.steps must be an integer >= 0, got 2\.5/);
   assert.match(problems.join("\n"), /dcomplete\.threshold must be a number in \(0, 1\], got 0/);
