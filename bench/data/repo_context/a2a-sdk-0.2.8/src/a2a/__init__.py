@@ -1,0 +1,1 @@
+"""The A2A Python SDK."""

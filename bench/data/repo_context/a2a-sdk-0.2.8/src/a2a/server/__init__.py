@@ -1,0 +1,1 @@
+"""Server-side components for implementing an A2A agent."""

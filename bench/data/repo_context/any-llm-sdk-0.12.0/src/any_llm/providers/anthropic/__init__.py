@@ -1,0 +1,3 @@
+from .anthropic import AnthropicProvider
+
+__all__ = ["AnthropicProvider"]

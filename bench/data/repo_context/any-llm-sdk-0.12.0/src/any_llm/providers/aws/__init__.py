@@ -1,0 +1,3 @@
+from .aws import AwsProvider
+
+__all__ = ["AwsProvider"]

@@ -1,0 +1,3 @@
+from .azure import AzureProvider
+
+__all__ = ["AzureProvider"]

@@ -1,0 +1,3 @@
+from .cerebras import CerebrasProvider
+
+__all__ = ["CerebrasProvider"]

@@ -1,0 +1,3 @@
+from .cohere import CohereProvider
+
+__all__ = ["CohereProvider"]

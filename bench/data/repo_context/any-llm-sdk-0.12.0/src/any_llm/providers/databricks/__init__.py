@@ -1,0 +1,3 @@
+from .databricks import DatabricksProvider
+
+__all__ = ["DatabricksProvider"]

@@ -1,0 +1,3 @@
+from .deepseek import DeepseekProvider
+
+__all__ = ["DeepseekProvider"]

@@ -1,0 +1,3 @@
+from .fireworks import FireworksProvider
+
+__all__ = ["FireworksProvider"]

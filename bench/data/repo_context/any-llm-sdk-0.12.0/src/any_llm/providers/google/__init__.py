@@ -1,0 +1,3 @@
+from .google import GoogleProvider
+
+__all__ = ["GoogleProvider"]

@@ -1,0 +1,3 @@
+from .groq import GroqProvider
+
+__all__ = ["GroqProvider"]

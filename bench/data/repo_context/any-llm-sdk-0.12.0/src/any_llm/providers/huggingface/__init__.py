@@ -1,0 +1,3 @@
+from .huggingface import HuggingfaceProvider
+
+__all__ = ["HuggingfaceProvider"]

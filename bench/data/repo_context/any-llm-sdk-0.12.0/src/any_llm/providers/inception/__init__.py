@@ -1,0 +1,3 @@
+from .inception import InceptionProvider
+
+__all__ = ["InceptionProvider"]

@@ -1,0 +1,3 @@
+from .llama import LlamaProvider
+
+__all__ = ["LlamaProvider"]

@@ -1,0 +1,3 @@
+from .lmstudio import LmstudioProvider
+
+__all__ = ["LmstudioProvider"]

@@ -1,0 +1,3 @@
+from .mistral import MistralProvider
+
+__all__ = ["MistralProvider"]

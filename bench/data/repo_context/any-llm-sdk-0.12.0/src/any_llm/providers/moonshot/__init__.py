@@ -1,0 +1,3 @@
+from .moonshot import MoonshotProvider
+
+__all__ = ["MoonshotProvider"]

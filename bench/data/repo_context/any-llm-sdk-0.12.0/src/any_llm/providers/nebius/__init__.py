@@ -1,0 +1,3 @@
+from .nebius import NebiusProvider
+
+__all__ = ["NebiusProvider"]

@@ -1,0 +1,3 @@
+from .ollama import OllamaProvider
+
+__all__ = ["OllamaProvider"]

@@ -1,0 +1,3 @@
+from .openrouter import OpenrouterProvider
+
+__all__ = ["OpenrouterProvider"]

@@ -1,0 +1,3 @@
+from .portkey import PortkeyProvider
+
+__all__ = ["PortkeyProvider"]

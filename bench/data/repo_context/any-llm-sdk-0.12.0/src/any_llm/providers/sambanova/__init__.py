@@ -1,0 +1,3 @@
+from .sambanova import SambanovaProvider
+
+__all__ = ["SambanovaProvider"]

@@ -1,0 +1,3 @@
+from .together import TogetherProvider
+
+__all__ = ["TogetherProvider"]

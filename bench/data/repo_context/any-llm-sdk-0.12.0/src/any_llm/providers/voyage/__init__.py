@@ -1,0 +1,3 @@
+from .voyage import VoyageProvider
+
+__all__ = ["VoyageProvider"]

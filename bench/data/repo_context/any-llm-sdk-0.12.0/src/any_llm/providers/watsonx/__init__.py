@@ -1,0 +1,3 @@
+from .watsonx import WatsonxProvider
+
+__all__ = ["WatsonxProvider"]

@@ -1,0 +1,3 @@
+from .xai import XaiProvider
+
+__all__ = ["XaiProvider"]

@@ -1,0 +1,1 @@
+"""Internal implementation details."""

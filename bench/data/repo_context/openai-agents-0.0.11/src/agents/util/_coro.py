@@ -1,0 +1,2 @@
+async def noop_coroutine() -> None:
+    pass
