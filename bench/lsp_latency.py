@@ -1,10 +1,11 @@
 """LSP latency: the real server over stdio, a scripted typing session at human pace on a real file.
 
     python -m bench.lsp_latency [--model default] [--keystrokes 240] [--gap-ms 120] [--debounce-ms N]
-                                [--pauses 40] [--accepts 20] [--threads 2]
+                                [--pauses 40] [--accepts 20] [--threads 2] [--context on|off]
 
 A pygls client starts `python -m lsp_server`, opens the first part of a real Python file (bench.workload
-sources) and types the next characters one keystroke at a time, `--gap-ms` apart (with a little jitter),
+sources; at its own path, with the folder of its top-level package as the workspace, so that `--context on`,
+the server's default, reads what it imports) and types the next characters one keystroke at a time, `--gap-ms` apart (with a little jitter),
 sending didChange and then an automatic inlineCompletion request for every keystroke, as an editor does.
 Latency is request to response for every request; a request superseded by the next keystroke answers
 empty at once, so the table splits answers that carried a completion from those that did not. Denoising
@@ -49,7 +50,6 @@ from pygls.lsp.client import LanguageClient
 
 from bench.workload import package_versions, source_files
 
-URI = "file:///bench/typing.py"
 TYPED_THROUGH_CHARS = 3
 
 
@@ -89,6 +89,7 @@ class Typist:
     """A client that edits one document as an editor would and keeps the ghost text it would show."""
 
     client: LanguageClient
+    uri: str
     text: str = ""
     version: int = 1
     runs: int = 0
@@ -100,7 +101,7 @@ class Typist:
         self.version += 1
         self.text, self.ghost = text, None
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(uri=URI, version=self.version),
+            types.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
             [types.TextDocumentContentChangeWholeDocument(text=text)]))
 
     def insert(self, chars: str) -> bool:
@@ -108,7 +109,7 @@ class Typist:
         position = _end(self.text)
         self.version += 1
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(uri=URI, version=self.version),
+            types.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
             [types.TextDocumentContentChangePartial(range=types.Range(start=position, end=position), text=chars)]))
         self.text += chars
         ghost = self.ghost
@@ -126,7 +127,7 @@ class Typist:
         version, text, shown = self.version, self.text, self.ghost
         sent = time.perf_counter()
         result = await self.client.text_document_inline_completion_async(types.InlineCompletionParams(
-            text_document=types.TextDocumentIdentifier(uri=URI), position=_end(text),
+            text_document=types.TextDocumentIdentifier(uri=self.uri), position=_end(text),
             context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic)))
         ms = (time.perf_counter() - sent) * 1000
         items = result.items if isinstance(result, types.InlineCompletionList) else (result or [])
@@ -153,11 +154,16 @@ class Typist:
 
 
 async def session(args: argparse.Namespace) -> dict[str, object]:
-    text = sorted(source_files(), key=lambda p: p.stat().st_size)[len(source_files()) // 2].read_text()
+    path = sorted(source_files(), key=lambda p: p.stat().st_size)[len(source_files()) // 2]
+    text = path.read_text()
     start = len(text) // 3
     typed = text[start : start + args.keystrokes]
     client = LanguageClient("dcomplete-bench", "1")
-    typist = Typist(client)
+    typist = Typist(client, path.as_uri())
+    uri = typist.uri
+    top = path.parent
+    while (top / "__init__.py").is_file():  # the workspace holds the file's top-level package
+        top = top.parent
 
     # No `object` annotation here: pygls structures a notification's params by the handler's type
     # hints, and with `object` it drops the notification without a word.
@@ -174,12 +180,13 @@ async def session(args: argparse.Namespace) -> dict[str, object]:
         env["OMP_NUM_THREADS"] = str(args.threads)
     started = time.perf_counter()
     await client.start_io(sys.executable, "-m", "lsp_server", env=env)
-    options: dict[str, object] = {"model": args.model}
+    options: dict[str, object] = {"model": args.model, "context": args.context == "on"}
     if args.debounce_ms is not None:
         options["debounceMs"] = args.debounce_ms
     await client.initialize_async(types.InitializeParams(
         capabilities=types.ClientCapabilities(
             general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16])),
+        workspace_folders=[types.WorkspaceFolder(uri=top.as_uri(), name=top.name)],
         initialization_options={"dcomplete": options}))
     client.initialized(types.InitializedParams())
     while not loaded.is_set():  # the server loads the model when it starts
@@ -187,14 +194,14 @@ async def session(args: argparse.Namespace) -> dict[str, object]:
     load_ms = (time.perf_counter() - started) * 1000
     typist.text = text[:start]
     client.text_document_did_open(types.DidOpenTextDocumentParams(
-        types.TextDocumentItem(uri=URI, language_id="python", version=1, text=typist.text)))
+        types.TextDocumentItem(uri=uri, language_id="python", version=1, text=typist.text)))
     opened = time.perf_counter()
-    while (await client.protocol.send_request_async("dcomplete/documentState", {"uri": URI})).warmed is None:
+    while (await client.protocol.send_request_async("dcomplete/documentState", {"uri": uri})).warmed is None:
         await asyncio.sleep(0.05)  # the user reads the file while the server prefills it
     read_ms = (time.perf_counter() - opened) * 1000
     sent = time.perf_counter()
     await client.text_document_inline_completion_async(types.InlineCompletionParams(
-        text_document=types.TextDocumentIdentifier(uri=URI), position=_end(typist.text),
+        text_document=types.TextDocumentIdentifier(uri=uri), position=_end(typist.text),
         context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked)))
     first_ms = (time.perf_counter() - sent) * 1000
     runs_before = typist.runs
@@ -222,7 +229,7 @@ async def session(args: argparse.Namespace) -> dict[str, object]:
     state.cleanup()
     all_ms = [t for t, _ in timings]
     answered = [t for t, has in timings if has]
-    return {"requests": len(timings), "inferences": typing_runs, "answered": len(answered),
+    return {"file": str(path), "requests": len(timings), "inferences": typing_runs, "answered": len(answered),
             "all_ms": all_ms, "answered_ms": answered, "first_ms": first_ms, "pauses": pauses,
             "typing_through": typing_through, "accepts": accepts, "accept_through": typist.typed_through,
             "feedback": feedback, "load_ms": load_ms, "read_ms": read_ms}
@@ -288,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--accepts", type=int, default=20,
                         help="suggestions accepted after typing their first characters")
     parser.add_argument("--threads", type=int, default=None, help="the server's torch threads (OMP_NUM_THREADS)")
+    parser.add_argument("--context", choices=("on", "off"), default="on",
+                        help="the server's repository context (the file's package is the workspace folder)")
     args = parser.parse_args(argv)
     r = asyncio.run(session(args))
     all_ms, answered = r["all_ms"], r["answered_ms"]
@@ -318,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
           f"denoising runs while typing through before Tab: {accept_runs}; "
           f"suggested at {len(suggested)} of {len(accepts)} accept points; feedback log: {r['feedback']}")
     print(json.dumps({
-        "benchmark": "lsp_latency", "model": args.model, "keystrokes": r["requests"], "gap_ms": args.gap_ms,
+        "benchmark": "lsp_latency", "model": args.model, "context": args.context, "file": r["file"],
+        "keystrokes": r["requests"], "gap_ms": args.gap_ms,
         "p50_ms": round(percentile(all_ms, 50), 1), "p95_ms": round(percentile(all_ms, 95), 1),
         "p99_ms": round(percentile(all_ms, 99), 1),
         "answered_p50_ms": round(percentile(answered, 50), 1) if answered else None,

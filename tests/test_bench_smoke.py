@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bench import accept, cache, holes, lsp_latency, multispot, speed
+from bench import accept, cache, holes, lsp_latency, multispot, repo_context, speed
 
 pytestmark = pytest.mark.slow
 
@@ -52,6 +52,21 @@ def test_lsp_latency(tiny_dream, capsys):
     lsp_latency.main(["--model", str(tiny_dream), "--keystrokes", "6", "--gap-ms", "40"])
     out = last_json(capsys)
     assert out["keystrokes"] == 6 and out["p50_ms"] > 0
+
+
+def test_lsp_latency_with_the_context_off(tiny_dream, capsys):
+    lsp_latency.main(["--model", str(tiny_dream), "--keystrokes", "3", "--gap-ms", "40", "--pauses", "1",
+                      "--accepts", "0", "--context", "off"])
+    out = last_json(capsys)
+    assert out["context"] == "off" and out["file"].endswith(".py")
+
+
+def test_repo_context(tiny_anchored, capsys):
+    """Two holes of the vendored packages, with and without the builder's header."""
+    repo_context.main(["--model", str(tiny_anchored), "--limit", "2"])
+    out = last_json(capsys)
+    assert out["total"]["n"] == 2 and out["total"]["context_tokens"] > 0
+    assert all(0.0 <= out["total"][k]["exact_match"] <= 1.0 for k in ("with", "without"))
 
 
 def test_accept(tiny_anchored, capsys):
