@@ -50,6 +50,8 @@ EMPTY = RepoContext((), "", 0)
 class _Held:
     key: tuple[Any, ...]
     context: RepoContext
+    sources: tuple[tuple[str, str], ...]
+    """(relative path, digest of its text) of each file the held definitions come from."""
 
 
 class ContextBuilder:
@@ -116,16 +118,31 @@ class ContextBuilder:
         if here is not None and spec.id == "python":
             candidates += imported_definitions(self, here, text, line, NEAR_LINES)
         if spec.id == "python":
-            candidates += outline_beyond(text, offset, name, self._window_chars())
+            block = lines.line_start(min(line // HOLD_LINES * HOLD_LINES, lines.line_count - 1))
+            candidates += outline_beyond(text, block, name, self._window_chars())  # the same within a block
         candidates += self.ring.ranked(words, exclude=name)
-        key = (name, spec.id, line // HOLD_LINES, _imports_digest(text),
-               tuple(sorted({c.path for c in candidates})))
+        imports = "\n".join(ln for ln in text.split("\n") if IMPORT_LINE.match(ln))
+        key = (name, spec.id, line // HOLD_LINES, _digest(imports))
         held = self._held.get(name)
-        if held is not None and held.key == key and _still_current(held.context.chunks, candidates):
+        if held is not None and held.key == key and self._still_current(held, candidates):
             return held.context
         context = self.fit(candidates, spec.comment_prefix)
-        self._held[name] = _Held(key, context)
+        sources = tuple(sorted({c.path for c in context.chunks if c.kind == "definition"}))
+        self._held[name] = _Held(key, context, tuple((p, self._file_digest(p)) for p in sources))
         return context
+
+    def _still_current(self, held: _Held, candidates: Sequence[Chunk]) -> bool:
+        """Whether a held set may stay: the files its definitions come from are unchanged, and its other
+        chunks (the outline, recent code) are still among the candidates as they were. A definition that
+        merely ranks lower now (the names near the cursor moved on) stays: that is the hysteresis."""
+        if any(self._file_digest(path) != digest for path, digest in held.sources):
+            return False
+        texts = {(c.kind, c.path, c.text) for c in candidates}
+        return all((c.kind, c.path, c.text) in texts for c in held.context.chunks if c.kind != "definition")
+
+    def _file_digest(self, relative: str) -> str:
+        text = self.read(self.root / relative) if self.root is not None else None
+        return _digest(text) if text is not None else ""
 
     def fit(self, candidates: Sequence[Chunk], comment_prefix: str) -> RepoContext:
         """The most relevant chunks whose formatted tokens fit the budget, in the header's order:
@@ -164,13 +181,5 @@ class ContextBuilder:
         return any(fnmatch.fnmatch(name, pattern) for pattern in self.excludes)
 
 
-def _imports_digest(text: str) -> str:
-    """The file's import lines, hashed: a new import may bring new definitions."""
-    found = [ln for ln in text.splitlines() if IMPORT_LINE.match(ln)]
-    return hashlib.blake2b("\n".join(found).encode(), digest_size=8).hexdigest()
-
-
-def _still_current(kept: Sequence[Chunk], candidates: Sequence[Chunk]) -> bool:
-    """Every kept chunk is still among the candidates with the same text (none of their files changed)."""
-    texts = {(c.path, c.text) for c in candidates}
-    return all((c.path, c.text) in texts for c in kept)
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
