@@ -9,7 +9,7 @@ uncropped header, above the window). Three sources, ranked, then trimmed to a to
 - `outline`: signatures of the current file's own functions and classes that the window cuts off.
 
 The kept chunks are written in a fixed order (source, path, position), not by score, and a document keeps
-its chunk set while nothing it was built from changes (`builder.Hysteresis`): the same set gives the same
+its chunk set while nothing it was built from changes (`builder.HOLD_LINES`): the same set gives the same
 tokens, so the engine's exact prefix cache covers them from one keystroke to the next.
 """
 

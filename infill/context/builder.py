@@ -23,7 +23,8 @@ NEAR_LINES = 16
 """Lines either side of the cursor whose identifiers decide what is relevant."""
 HOLD_LINES = 32
 """A document keeps its chunk set while the cursor stays in the same block of this many lines (the canvas's
-START_GRID), the file's imports stay the same and every kept chunk's text is still current."""
+START_GRID), the file's imports stay the same and the files its definitions come from do not change, even
+when other names near the cursor would now rank other chunks first (`ContextBuilder._still_current`)."""
 
 
 def usable_budget(tokens: int, max_length: int) -> int:
