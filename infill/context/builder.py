@@ -115,30 +115,31 @@ class ContextBuilder:
         near = text[lines.line_start(max(0, line - NEAR_LINES)): lines.line_end(min(lines.line_count - 1,
                                                                                         line + NEAR_LINES))]
         words = identifiers("\n".join(ln for ln in near.split("\n") if not IMPORT_LINE.match(ln)))
-        candidates: list[Chunk] = []
-        if here is not None and spec.id == "python":
-            candidates += imported_definitions(self, here, text, line, NEAR_LINES)
+        others: list[Chunk] = []
         if spec.id == "python":
             block = lines.line_start(min(line // HOLD_LINES * HOLD_LINES, lines.line_count - 1))
-            candidates += outline_beyond(text, block, name, self._window_chars())  # the same within a block
-        candidates += self.ring.ranked(words, exclude=name)
+            others += outline_beyond(text, block, name, self._window_chars())  # the same within a block
+        others += self.ring.ranked(words, exclude=name)
         imports = "\n".join(ln for ln in text.split("\n") if IMPORT_LINE.match(ln))
         key = (name, spec.id, line // HOLD_LINES, _digest(imports))
         held = self._held.get(name)
-        if held is not None and held.key == key and self._still_current(held, candidates):
-            return held.context
+        if held is not None and held.key == key and self._still_current(held, others):
+            return held.context  # the imported files are not read again while the set holds
+        candidates = list(others)
+        if here is not None and spec.id == "python":
+            candidates += imported_definitions(self, here, text, line, NEAR_LINES)
         context = self.fit(candidates, spec.comment_prefix)
         sources = tuple(sorted({c.path for c in context.chunks if c.kind == "definition"}))
         self._held[name] = _Held(key, context, tuple((p, self._file_digest(p)) for p in sources))
         return context
 
-    def _still_current(self, held: _Held, candidates: Sequence[Chunk]) -> bool:
+    def _still_current(self, held: _Held, others: Sequence[Chunk]) -> bool:
         """Whether a held set may stay: the files its definitions come from are unchanged, and its other
-        chunks (the outline, recent code) are still among the candidates as they were. A definition that
+        chunks are still among the outline and recent candidates `others` as they were. A definition that
         merely ranks lower now (the names near the cursor moved on) stays: that is the hysteresis."""
         if any(self._file_digest(path) != digest for path, digest in held.sources):
             return False
-        texts = {(c.kind, c.path, c.text) for c in candidates}
+        texts = {(c.kind, c.path, c.text) for c in others}
         return all((c.kind, c.path, c.text) in texts for c in held.context.chunks if c.kind != "definition")
 
     def _file_digest(self, relative: str) -> str:
