@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.datasets import fixed_subset
+from bench.repo_sources import DATA, sources
 
-DATA = Path(__file__).resolve().parent / "data" / "repo_context"
 CONDITIONS = ("without", "with")
 
 
@@ -78,9 +78,10 @@ def load_holes(packages: Sequence[str] = (), root: Path = DATA) -> list[Hole]:
     return holes
 
 
-def make_task(hole: Hole, root: Path = DATA) -> Task:
-    """The hole's file with the line's text gone (its indentation kept), the cursor at the line's end."""
-    file = root / hole.package / hole.path
+def make_task(hole: Hole, root: Path | None = None) -> Task:
+    """The hole's file (below `root`, the unpacked sources by default) with the line's text gone (its
+    indentation kept), the cursor at the line's end."""
+    file = (root or sources()) / hole.package / hole.path
     lines = file.read_text(encoding="utf-8").split("\n")
     if lines[hole.line] != hole.text:
         raise ValueError(f"{hole.task_id}: the file's line is not the hole's text")
@@ -107,7 +108,7 @@ def build_context(task: Task, tokenizer: Any, max_length: int, budget: int | Non
     from infill.context.builder import DEFAULT_TOKENS
 
     started = time.perf_counter()
-    builder = ContextBuilder(DATA / task.hole.package, tokenizer, max_length=max_length,
+    builder = ContextBuilder(sources() / task.hole.package, tokenizer, max_length=max_length,
                              budget=DEFAULT_TOKENS if budget is None else budget)
     context = builder.build(task.file, task.text, task.offset, "python")
     return context, time.perf_counter() - started

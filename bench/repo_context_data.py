@@ -1,7 +1,8 @@
 """Build bench/data/repo_context: vendored packages the corpus never saw, and their cross-file holes.
 
-    python -m bench.repo_context_data vendor SDIST...   # copy each sdist's package .py files and licence
-    python -m bench.repo_context_data holes [--seed 0]  # rewrite holes.jsonl from the vendored folders
+    python -m bench.repo_context_data vendor SDIST...   # add each sdist's package .py files and licence
+                                                        # to sources.tar.gz (bench.repo_sources)
+    python -m bench.repo_context_data holes [--seed 0]  # rewrite holes.jsonl from the vendored packages
 
 A hole is one line of module M that uses, as an identifier, a name M imports from another module of the same
 package (`from .x import f`, `from pkg.x import f`; no `as` rename) where that name is a function, class or
@@ -28,12 +29,13 @@ import re
 import shutil
 import sys
 import tarfile
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
+from bench.repo_sources import ARCHIVE, DATA, pack, sources
 from training.sdist import licence_family, read_sdist
 
-DATA = Path(__file__).resolve().parent / "data" / "repo_context"
 HOLES = DATA / "holes.jsonl"
 PER_FILE = 8
 PER_PACKAGE = 60
@@ -53,7 +55,7 @@ class Hole:
     defined_in: list[str]
 
 
-def vendor(sdist: Path, root: Path = DATA) -> dict[str, object]:
+def vendor(sdist: Path, root: Path) -> dict[str, object]:
     """Copy the package's own .py files and licence files of `sdist` to root/<name>-<version>/ (the
     sdist's layout; tests, examples, docs, build scripts and generated code marked DO NOT EDIT left
     out); its MANIFEST.json entry."""
@@ -258,8 +260,10 @@ def choose(candidates: list[tuple[int, Hole]], seed: int, package: str) -> list[
     return sorted(chosen, key=lambda h: (h.path, h.line))
 
 
-def all_holes(seed: int, root: Path = DATA) -> list[Hole]:
-    manifest = json.loads((root / "MANIFEST.json").read_text(encoding="utf-8"))
+def all_holes(seed: int, root: Path | None = None) -> list[Hole]:
+    """The holes of every package in the manifest, read from `root` (the unpacked sources by default)."""
+    root = root or sources()
+    manifest = json.loads((DATA / "MANIFEST.json").read_text(encoding="utf-8"))
     out: list[Hole] = []
     for entry in manifest["packages"]:
         package = Package(root / entry["folder"])
@@ -281,9 +285,14 @@ def main(argv: list[str] | None = None) -> int:
                 else {"packages": []})
     if args.command == "vendor":
         entries = {e["folder"]: e for e in manifest["packages"]}
-        for sdist in args.sdists:
-            entry = vendor(sdist)
-            entries[str(entry["folder"])] = {**entries.get(str(entry["folder"]), {}), **entry}
+        with tempfile.TemporaryDirectory() as work:
+            folder = Path(work) / "sources"
+            if ARCHIVE.exists():
+                shutil.copytree(sources(), folder)
+            for sdist in args.sdists:
+                entry = vendor(sdist, folder)
+                entries[str(entry["folder"])] = {**entries.get(str(entry["folder"]), {}), **entry}
+            pack(folder)
         manifest["packages"] = [entries[k] for k in sorted(entries)]
     else:
         found = all_holes(args.seed)

@@ -36,13 +36,7 @@ from infill.languages import LanguageSpec, get_language
 from infill.leads import SpanLead, TextLead
 from infill.line_deadline import LineDeadline
 from infill.line_shape import ShapeLead, on_blank_line, shape_plans, unshaped_slots
-from infill.postprocess import (
-    decode,
-    finish,
-    line_may_grow,
-    span_ids,
-    whole_lines,
-)
+from infill.postprocess import decode, finish, line_may_grow, span_ids, whole_lines
 from infill.repair import Baseline, ParseCheck, baseline, check_filled, remasked
 from infill.settle import settle
 from infill.span_end import TextEnd

@@ -9,23 +9,25 @@ from collections import Counter
 from functools import cache
 from pathlib import Path
 
+from bench.repo_sources import sources
 from training.sdist import canonical_name
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "bench" / "data" / "repo_context"
+SOURCES = sources()
 MANIFEST = json.loads((DATA / "MANIFEST.json").read_text(encoding="utf-8"))
 HOLES = [json.loads(line) for line in (DATA / "holes.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
 @cache
 def lines_of(folder: str, path: str) -> list[str]:
-    return (DATA / folder / path).read_text(encoding="utf-8").split("\n")
+    return (SOURCES / folder / path).read_text(encoding="utf-8").split("\n")
 
 
 @cache
 def top_level_names(folder: str, path: str) -> frozenset[str]:
     """What a module defines at its top (and inside top-level if/else and try/except blocks)."""
-    flat = list(ast.parse((DATA / folder / path).read_text(encoding="utf-8")).body)
+    flat = list(ast.parse((SOURCES / folder / path).read_text(encoding="utf-8")).body)
     for stmt in list(flat):
         if isinstance(stmt, ast.If | ast.Try):
             flat += [*stmt.body, *stmt.orelse]
@@ -40,7 +42,7 @@ def top_level_names(folder: str, path: str) -> frozenset[str]:
 def test_manifest_lists_exactly_the_vendored_files() -> None:
     total = 0
     for entry in MANIFEST["packages"]:
-        folder = DATA / entry["folder"]
+        folder = SOURCES / entry["folder"]
         on_disk = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
         assert on_disk == entry["files"], entry["folder"]
         assert any(name.upper().startswith("LICENSE") for name in entry["files"])

@@ -1,1 +1,0 @@
-"""The A2A Python SDK."""

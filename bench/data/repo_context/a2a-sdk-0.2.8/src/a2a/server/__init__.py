@@ -1,1 +1,0 @@
-"""Server-side components for implementing an A2A agent."""

@@ -1,3 +1,0 @@
-from .anthropic import AnthropicProvider
-
-__all__ = ["AnthropicProvider"]

@@ -1,3 +1,0 @@
-from .aws import AwsProvider
-
-__all__ = ["AwsProvider"]

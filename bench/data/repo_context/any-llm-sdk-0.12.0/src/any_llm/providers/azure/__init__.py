@@ -1,3 +1,0 @@
-from .azure import AzureProvider
-
-__all__ = ["AzureProvider"]

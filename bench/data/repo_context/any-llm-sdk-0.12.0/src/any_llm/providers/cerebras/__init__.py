@@ -1,3 +1,0 @@
-from .cerebras import CerebrasProvider
-
-__all__ = ["CerebrasProvider"]

@@ -1,3 +1,0 @@
-from .cohere import CohereProvider
-
-__all__ = ["CohereProvider"]

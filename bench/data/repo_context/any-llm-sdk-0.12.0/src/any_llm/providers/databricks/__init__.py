@@ -1,3 +1,0 @@
-from .databricks import DatabricksProvider
-
-__all__ = ["DatabricksProvider"]

@@ -1,3 +1,0 @@
-from .deepseek import DeepseekProvider
-
-__all__ = ["DeepseekProvider"]

@@ -1,3 +1,0 @@
-from .fireworks import FireworksProvider
-
-__all__ = ["FireworksProvider"]

@@ -1,3 +1,0 @@
-from .google import GoogleProvider
-
-__all__ = ["GoogleProvider"]

@@ -1,3 +1,0 @@
-from .groq import GroqProvider
-
-__all__ = ["GroqProvider"]

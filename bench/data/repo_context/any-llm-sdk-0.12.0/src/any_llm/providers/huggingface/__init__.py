@@ -1,3 +1,0 @@
-from .huggingface import HuggingfaceProvider
-
-__all__ = ["HuggingfaceProvider"]

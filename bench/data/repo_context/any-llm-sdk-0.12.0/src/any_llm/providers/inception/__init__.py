@@ -1,3 +1,0 @@
-from .inception import InceptionProvider
-
-__all__ = ["InceptionProvider"]

@@ -1,3 +1,0 @@
-from .llama import LlamaProvider
-
-__all__ = ["LlamaProvider"]

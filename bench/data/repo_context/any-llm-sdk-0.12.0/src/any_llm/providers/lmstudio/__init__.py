@@ -1,3 +1,0 @@
-from .lmstudio import LmstudioProvider
-
-__all__ = ["LmstudioProvider"]

@@ -1,3 +1,0 @@
-from .mistral import MistralProvider
-
-__all__ = ["MistralProvider"]

@@ -1,3 +1,0 @@
-from .moonshot import MoonshotProvider
-
-__all__ = ["MoonshotProvider"]

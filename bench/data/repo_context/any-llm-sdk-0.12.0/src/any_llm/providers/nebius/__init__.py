@@ -1,3 +1,0 @@
-from .nebius import NebiusProvider
-
-__all__ = ["NebiusProvider"]

@@ -1,3 +1,0 @@
-from .ollama import OllamaProvider
-
-__all__ = ["OllamaProvider"]

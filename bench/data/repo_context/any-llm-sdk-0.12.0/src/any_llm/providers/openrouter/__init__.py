@@ -1,3 +1,0 @@
-from .openrouter import OpenrouterProvider
-
-__all__ = ["OpenrouterProvider"]

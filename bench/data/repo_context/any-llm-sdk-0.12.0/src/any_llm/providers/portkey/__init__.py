@@ -1,3 +1,0 @@
-from .portkey import PortkeyProvider
-
-__all__ = ["PortkeyProvider"]

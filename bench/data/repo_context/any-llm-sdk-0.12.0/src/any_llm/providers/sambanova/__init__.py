@@ -1,3 +1,0 @@
-from .sambanova import SambanovaProvider
-
-__all__ = ["SambanovaProvider"]

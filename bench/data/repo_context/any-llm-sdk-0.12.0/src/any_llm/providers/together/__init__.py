@@ -1,3 +1,0 @@
-from .together import TogetherProvider
-
-__all__ = ["TogetherProvider"]

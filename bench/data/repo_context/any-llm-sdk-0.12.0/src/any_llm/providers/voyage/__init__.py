@@ -1,3 +1,0 @@
-from .voyage import VoyageProvider
-
-__all__ = ["VoyageProvider"]

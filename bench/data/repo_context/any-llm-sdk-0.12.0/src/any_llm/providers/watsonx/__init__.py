@@ -1,3 +1,0 @@
-from .watsonx import WatsonxProvider
-
-__all__ = ["WatsonxProvider"]

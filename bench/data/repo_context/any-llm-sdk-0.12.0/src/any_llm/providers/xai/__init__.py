@@ -1,3 +1,0 @@
-from .xai import XaiProvider
-
-__all__ = ["XaiProvider"]

@@ -1,2 +1,0 @@
-async def noop_coroutine() -> None:
-    pass

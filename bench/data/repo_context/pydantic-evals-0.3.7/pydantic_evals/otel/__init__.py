@@ -1,7 +1,0 @@
-from .span_tree import SpanNode, SpanQuery, SpanTree
-
-__all__ = (
-    'SpanTree',
-    'SpanNode',
-    'SpanQuery',
-)

@@ -1,0 +1,49 @@
+"""The vendored packages of bench.repo_context, kept as one archive (`sources.tar.gz`) in the tree and
+unpacked once into the user cache, keyed by the archive's digest. Third-party code stays out of the
+project's own Python files, which its linters, size rules and duplicate checks read."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data" / "repo_context"
+ARCHIVE = DATA / "sources.tar.gz"
+
+
+def sources(archive: Path = ARCHIVE) -> Path:
+    """The folder holding one sub-folder per vendored package (`<name>-<version>/`), unpacked on first use."""
+    from engine.gguf_base import cache_root
+
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:16]
+    target = cache_root() / "repo_context" / digest
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    unpacked = Path(tempfile.mkdtemp(dir=target.parent, prefix=".unpacking-"))
+    with tarfile.open(archive) as tar:
+        tar.extractall(unpacked, filter="data")
+    try:
+        os.rename(unpacked, target)
+    except OSError:  # another process unpacked it first
+        shutil.rmtree(unpacked, ignore_errors=True)
+    return target
+
+
+def pack(folder: Path, archive: Path = ARCHIVE) -> None:
+    """Write every file below `folder` into `archive`, in sorted order with fixed metadata, so the same
+    files give the same bytes (and the same cache folder)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            data = path.read_bytes()
+            info = tarfile.TarInfo(path.relative_to(folder).as_posix())
+            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            tar.addfile(info, io.BytesIO(data))
+    archive.write_bytes(gzip.compress(buffer.getvalue(), mtime=0))
