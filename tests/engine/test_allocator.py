@@ -44,10 +44,10 @@ def _run(env: dict[str, str]) -> dict:
 def test_a_repeated_prefill_faults_no_pages_in() -> None:
     result = _run({})
     assert result["kept"] and result["length"] > 700, result
-    # the first request maps the memory; later ones reuse it, after a request or two of growth into
-    # the gaps the first one left
-    later = result["faults"][2:]
-    assert min(later) < 2_000 and sum(later) < result["faults"][0], result
+    # after a request or two of growth into the gaps the first one left, requests reuse the memory; how
+    # much the first one maps depends on what loading left behind, so it is not the yardstick: glibc's
+    # own thresholds fault more than 10,000 pages in on every request (the test below)
+    assert sum(result["faults"][-2:]) < 5_000, result
 
 
 def test_a_user_allocator_setting_is_left_alone() -> None:
