@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from bench.workload import package_versions, source_files
 from engine import DenoiseParams, Engine
 from engine.anchored_step import AnchoredPredictor
+from engine.calibration import DecodingRows
 from engine.canvas_batch import CanvasBatch
 from engine.models import layers
 
@@ -127,13 +128,6 @@ class Recorder:
                 fn(*args, **kwargs)
 
 
-class _EveryRow:
-    """The adapter's view of a decoding step for `FusedProjections`: every row is a gap row."""
-
-    def __init__(self, rows: int) -> None:
-        self.rows, self.every_row = torch.arange(rows), True
-
-
 def linear_calls(engine: Engine, rows: int) -> tuple[Callable[[], None], Callable[[], None]]:
     """(the block projections with the adapter's folded LoRA, the head) at `rows` rows, through the
     model's own modules."""
@@ -141,7 +135,7 @@ def linear_calls(engine: Engine, rows: int) -> tuple[Callable[[], None], Callabl
     shape = model.shape
     x = torch.randn(1, rows, shape.hidden_size)
     inner = torch.randn(1, rows, shape.intermediate_size)
-    adapt = _EveryRow(rows)
+    adapt = DecodingRows(rows)
 
     def blocks() -> None:
         with torch.inference_mode():

@@ -19,7 +19,7 @@ offered.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from engine.models.layers import fused_groups
 
 if TYPE_CHECKING:
+    from engine.models.projections import FusedProjections
     from engine.models.transformer import Transformer
 
 BLOCK = 32
@@ -53,7 +54,7 @@ def available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("onnx", "onnxruntime"))
 
 
-def _fields(blocks: Blocks) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+def fields(blocks: Blocks) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
     """(scales (N, kb) float32, minimums (N, kb) or None, codes (N, kb, 32) uint8 in element order)."""
     size = {"Q4_0": 18, "Q4_1": 20, "Q8_0": 34}[blocks.kind]
     raw = blocks.data.reshape(blocks.data.shape[0], -1, size)
@@ -85,10 +86,10 @@ class BlockProduct:
         self._session: Any = None  # an onnxruntime.InferenceSession (onnxruntime has no types)
 
     def _build(self) -> Any:
-        fields = [_fields(p) for p in self.parts]
-        scale, codes = torch.cat([f[0] for f in fields]), torch.cat([f[2] for f in fields])
+        found = [fields(p) for p in self.parts]
+        scale, codes = torch.cat([f[0] for f in found]), torch.cat([f[2] for f in found])
         if self.kind == "Q4_1":
-            self.mins = torch.cat([f[1] for f in fields if f[1] is not None])
+            self.mins = torch.cat([f[1] for f in found if f[1] is not None])
         self._session = _session(self.kind, codes, scale, self.n, self.k, self.threads)
         self.parts = []
         return self._session
@@ -138,14 +139,22 @@ def _session(kind: str, codes: torch.Tensor, scale: torch.Tensor, n: int, k: int
 def attach_blocks(model: Transformer, blocks: dict[str, Blocks]) -> None:
     """Give each fused product of `model` whose weights all came in supported blocks a `BlockProduct`."""
     threads = torch.get_num_threads()
+    for group, parts in products_with_blocks(model, blocks):
+        if len({p.kind for p in parts}) == 1 and parts[0].kind in SUPPORTED:
+            group.blocks = BlockProduct(parts, threads)
+
+
+def products_with_blocks(model: Transformer, blocks: dict[str, Blocks]) -> Iterator[tuple[FusedProjections, list[Blocks]]]:
+    """Each fused product of `model` (fused) whose weights all came in `blocks`, with those blocks in the
+    product's row order."""
     names = {"q_proj": "self_attn", "k_proj": "self_attn", "v_proj": "self_attn", "o_proj": "self_attn",
              "gate_proj": "mlp", "up_proj": "mlp", "down_proj": "mlp"}
     for i, block in enumerate(model.model.blocks()):
         for group in fused_groups(block):
             parts = [blocks.get(f"model.layers.{i}.{names[n]}.{n}.weight") for n in group.names]
-            if all(p is not None for p in parts) and len({p.kind for p in parts if p}) == 1:
-                group.blocks = BlockProduct([p for p in parts if p is not None], threads)
+            if all(p is not None for p in parts):
+                yield group, [p for p in parts if p is not None]
     head = blocks.get("lm_head.weight") or (blocks.get("model.embed_tokens.weight")
                                             if model.shape.tie_word_embeddings else None)
     if head is not None and model.head is not None:
-        model.head.blocks = BlockProduct([head], threads)
+        yield model.head, [head]

@@ -30,8 +30,11 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from engine.models.layers import sdpa
 from engine.models.projections import (
+    BLOCKS,
     COLUMNS,
+    INT4,
     KERNELS,
     LINEAR,
     LOW,
@@ -50,7 +53,8 @@ HOPELESS = 1.5  # a candidate this much slower than the fastest after a round is
 COST_ROWS = (1, 2, 3, 5, 9, 16)  # query rows whose forward is timed for `row_cost` (between: interpolated)
 MOST_ROWS = max(COST_ROWS)
 WIDE_ROWS = (48, MAX_WIDE_ROWS)  # rows of the calls timed for the kernel of calls over MAX_TABLE_ROWS rows
-VERSION = 11
+VERSION = 12
+QUANTIZED = (BLOCKS, INT4)  # kernels on the checkpoint's own blocks: only some products have them
 
 
 @dataclass(frozen=True)
@@ -77,11 +81,11 @@ class Calibration:
         """Set every fused product's kernels; `half` False keeps the model exactly float32."""
         tables = self.kernels if half else self.exact
         for product in model.products():
-            if product.shape_key in tables:
-                product.set_kernels(tables[product.shape_key])
             product.wide = self.wide if half or self.wide in EXACT else LINEAR
             product.steady_rows = self.steady_rows.get(product.shape_key, 0) if half else 0
             product.mixed = self.mixed if half else ()
+            if product.shape_key in tables:
+                product.set_kernels(tables[product.shape_key])
 
 
 UNMEASURED = Calibration({}, {}, ())
@@ -139,23 +143,44 @@ def measure(model: Transformer) -> Calibration:
     and `blocks`, not `half`; the float32 kernels change the last bits with the row count, which flips
     near-ties between a step that verifies drafts and one-token-per-step decoding); the exact table takes,
     per row count, the faster of the float32 kernels, and the table for calls that mix text rows with gap
-    rows (no decoding step) the faster of those and the decoding kernel."""
+    rows (no decoding step) the faster of those and the decoding kernel.
+
+    The kernels on the checkpoint's own blocks (`QUANTIZED`) exist for some products only (SmolLM2's
+    blocks, not its 8-bit head): they race in a second round against the first round's choice, which the
+    products without them keep, and serve decoding steps alone (text rows keep the first round's kernels,
+    so a text row recomputed after an edit gets the bits the prefill gave it)."""
     products = model.products()
     for p in products:
         p.set_kernels((*LOW, *(LINEAR,) * (MAX_TABLE_ROWS - len(LOW))))  # makes the copies `_race` times
-    kernels = [k for k in KERNELS if any(k in p.available for p in products)]
+    kernels = [k for k in KERNELS if k not in QUANTIZED and any(k in p.available for p in products)]
     timer = _ForwardTimer(model)
     timed = _race(timer, products, kernels, ROW_COUNTS)
     steady = [k for k in kernels if _row_invariant(products, k)] or kernels
     fastest = min(steady, key=lambda k: decode_cost(timed[k]))
     exact = _table({rows: min(EXACT, key=lambda k: timed[k][rows]) for rows in ROW_COUNTS})
     mixed = _table({rows: min((fastest, *EXACT), key=lambda k: timed[k][rows]) for rows in ROW_COUNTS})
-    shapes = {p.shape_key for p in products}
     for p in products:
         p.set_kernels((fastest,) * MAX_TABLE_ROWS)
+    decoding = _quantized_kernel(timer, products, fastest)
+    tables = {p.shape_key: ((decoding if decoding in p.available else fastest),) * MAX_TABLE_ROWS for p in products}
+    for p in products:
+        p.wide = fastest  # its reduced copy stays for `_wide_kernel` to time
+        p.set_kernels(tables[p.shape_key])
     wide = _wide_kernel(timer, products, fastest)
-    return Calibration({s: (fastest,) * MAX_TABLE_ROWS for s in shapes}, dict.fromkeys(shapes, exact),
-                       _row_cost(timer), wide, mixed, steady_rows(products, wide))
+    for p in products:
+        p.mixed = mixed
+    return Calibration(tables, {p.shape_key: exact for p in products}, _row_cost(timer), wide, mixed,
+                       steady_rows(products, wide))
+
+
+def _quantized_kernel(timer: _ForwardTimer, products: list[FusedProjections], fastest: Kernel) -> Kernel:
+    """The decoding kernel: `fastest`, or a kernel on the checkpoint's own blocks where one is row-invariant
+    and faster in whole forwards, the products without blocks keeping `fastest`."""
+    candidates = [k for k in QUANTIZED if any(k in p.available for p in products) and _row_invariant(products, k)]
+    if not candidates:
+        return fastest
+    timed = _race(timer, products, [fastest, *candidates], ROW_COUNTS, fallback=fastest)
+    return min([fastest, *candidates], key=lambda k: decode_cost(timed[k]))
 
 
 def _wide_kernel(timer: _ForwardTimer, products: list[FusedProjections], decoding: Kernel) -> Kernel:
@@ -173,21 +198,22 @@ def _wide_kernel(timer: _ForwardTimer, products: list[FusedProjections], decodin
             for kernel in candidates:
                 for p in products:
                     p.wide = kernel
-                best[kernel] = min(best[kernel], timer(rows))
+                best[kernel] = min(best[kernel], timer(rows, decoding=False))
         for kernel in candidates:
             timed[kernel] += best[kernel]
     return min(candidates, key=timed.__getitem__)
 
 
 def _race(timer: _ForwardTimer, products: list[FusedProjections], candidates: list[Kernel],
-          row_counts: tuple[int, ...], rounds: int = 5) -> dict[Kernel, dict[int, float]]:
-    """The fastest of `rounds` forwards at each row count with each candidate kernel for every product, in
-    milliseconds, the candidates taking turns within each round: other work on the machine then slows every
-    candidate alike instead of whichever happened to run while it was busy."""
+          row_counts: tuple[int, ...], rounds: int = 5, fallback: Kernel = LINEAR) -> dict[Kernel, dict[int, float]]:
+    """The fastest of `rounds` forwards at each row count with each candidate kernel for every product
+    (`fallback` where a product lacks it), in milliseconds, the candidates taking turns within each round:
+    other work on the machine then slows every candidate alike instead of whichever happened to run while
+    it was busy."""
 
     def use(kernel: Kernel) -> None:
         for p in products:  # not set_kernels: that would drop and remake the float16 copies
-            p.kernels = (kernel if kernel in p.available else LINEAR,) * MAX_TABLE_ROWS
+            p.kernels = (kernel if kernel in p.available else fallback,) * MAX_TABLE_ROWS
 
     best = {kernel: dict.fromkeys(row_counts, float("inf")) for kernel in candidates}
     for kernel in candidates:  # warm-up: ONNX Runtime sessions, first touches
@@ -206,7 +232,7 @@ def _race(timer: _ForwardTimer, products: list[FusedProjections], candidates: li
 
 def _row_invariant(products: list[FusedProjections], kernel: Kernel) -> bool:
     """Whether `kernel` gives each row of a 1..MOST_ROWS-row call exactly what it gives the row alone,
-    for one product of every shape."""
+    for one product of every shape, in a plain call and in a decoding step's (the LoRA added)."""
     first: dict[str, FusedProjections] = {}
     for p in products:
         if kernel in p.available:
@@ -223,9 +249,31 @@ def _row_invariant(products: list[FusedProjections], kernel: Kernel) -> bool:
                     alone = torch.cat([p.product(x[:, i : i + 1], p.width) for i in range(rows)], 1)
                     if not torch.equal(p.product(x, p.width), alone):
                         return False
+                    if p.up is not None and not torch.equal(decoding_call(p, x), torch.cat(
+                            [decoding_call(p, x[:, i : i + 1]) for i in range(rows)], 1)):
+                        return False
             finally:
                 p.kernels = saved
     return True
+
+
+class DecodingRows:
+    """A decoding step's adapter as fused products see it (`layers.Adapt`): every one of `rows` rows is a
+    gap row and takes the LoRA; attention is plain (every key is real)."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows, self.every_row = torch.arange(rows), True
+
+    def project(self, layer: int, name: str, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError("fused products fold the LoRA in")
+
+    def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return sdpa(q, k, v)
+
+
+def decoding_call(p: FusedProjections, x: torch.Tensor) -> torch.Tensor:
+    """`p`'s outputs for the rows of x as a decoding step computes them (the LoRA added), concatenated."""
+    return torch.cat(p(x, DecodingRows(x.numel() // x.shape[-1]), 0), -1)
 
 
 STEADY_PIECES = (256, 128, 64, 32, MAX_TABLE_ROWS)  # piece sizes `steady_rows` tries, largest first
@@ -267,8 +315,10 @@ def steady_rows(products: list[FusedProjections], wide: Kernel) -> dict[str, int
 
 
 def _keeps_bits(p: FusedProjections, rows: int, generator: torch.Generator) -> bool:
+    """Whether a call of `rows` text rows gives each row what it gets alone (by the `mixed` table, as a
+    text row recomputed after an edit runs)."""
     x = torch.randn(1, rows, p.weight.shape[1], generator=generator)
-    alone = torch.cat([p.product(x[:, i : i + 1], p.width) for i in range(rows)], 1)
+    alone = torch.cat([p.product(x[:, i : i + 1], p.width, mixed=True) for i in range(rows)], 1)
     return torch.equal(p.product(x, p.width), alone)
 
 
@@ -308,12 +358,14 @@ class _ForwardTimer:
                        for c in ctx.layers if c is not None]
         self.real = torch.ones(1, context + most, dtype=torch.bool)
 
-    def __call__(self, k: int) -> float:
-        """One forward over `k` rows, in milliseconds."""
+    def __call__(self, k: int, decoding: bool = True) -> float:
+        """One forward over `k` rows, in milliseconds: as a decoding step runs them (every row a gap row,
+        the adapter's LoRA added where the model has one), or as fixed text (`decoding` False)."""
         from engine.models.layers import ForwardContext
 
         query = torch.arange(self.context, self.context + k)[None]
-        ctx = ForwardContext(list(self.layers), self.real, query_index=query)
+        ctx = ForwardContext(list(self.layers), self.real, query_index=query,
+                             adapt=DecodingRows(k) if decoding else None)
         with torch.inference_mode():
             started = time.perf_counter()
             self.model(self.ids[:, self.context : self.context + k], query, None, ctx,

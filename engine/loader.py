@@ -15,7 +15,7 @@ from engine.allocator import keep_freed_memory
 from engine.calibration import UNMEASURED, Calibration, calibration_for
 from engine.checkpoint import CheckpointError, load_weights, read_json, weight_files
 from engine.drafting import DraftPolicy
-from engine.models.projections import BLOCKS
+from engine.models.projections import BLOCKS, INT4
 from engine.models.registry import Family, family_of
 from engine.models.transformer import Transformer, on_meta
 
@@ -205,10 +205,12 @@ def _load_tokenizer(spec: str | os.PathLike[str], folder: Path) -> Any:
 
 
 def _blocks(base: Path, device: torch.device, dtype: str | None) -> dict[str, Blocks] | None:
-    """The GGUF base's own 4- and 8-bit blocks, when they can run here (`engine.block_products`)."""
-    from engine import block_products
+    """The GGUF base's own 4- and 8-bit blocks, when a kernel can run them here (`engine.block_products`,
+    `engine.int4_product`)."""
+    from engine import block_products, int4_product
 
-    if device.type != "cpu" or dtype not in (None, "", "auto") or not block_products.available():
+    if (device.type != "cpu" or dtype not in (None, "", "auto")
+            or not (block_products.available() or int4_product.available())):
         return None
     from engine.gguf_base import read_blocks
 
@@ -251,14 +253,19 @@ def _prepare(model: Transformer, dtype: str | None, device: torch.device,
         quantize_int8(model)
         return UNMEASURED
     if blocks and device.type == "cpu" and dtype in (None, "", "auto"):
-        from engine.block_products import attach_blocks
+        from engine import block_products, int4_product
 
-        attach_blocks(model, blocks)
+        if block_products.available():
+            block_products.attach_blocks(model, blocks)
+        if int4_product.available():
+            int4_product.attach_int4(model, blocks)
     calibration = calibration_for(model, device)
     calibration.apply(model, half=dtype in (None, "", "auto"))
-    for product in model.products():
+    for product in model.products():  # blocks no call runs: their memory and their runtime sessions go
         if BLOCKS not in (*product.kernels, *product.mixed, product.wide):
-            product.blocks = None  # blocks no call runs: their memory and their runtime sessions go
+            product.blocks = None
+        if INT4 not in (*product.kernels, *product.mixed, product.wide):
+            product.int4 = None
     return calibration
 
 

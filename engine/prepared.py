@@ -8,8 +8,9 @@ float16 copies, the rest of the state, and the calibration) to one safetensors f
 and later loads map that file and hand its tensors to a model built on the meta device: the weights are
 read once, by the page faults of the first forward.
 
-Only products that run on the fused float32 matrix or its float16 copies are kept; a load that attached a
-checkpoint's own 4-bit blocks (`engine.block_products`) or int8 weights builds as before.
+Only products that run on the fused float32 matrix, its float16 or bfloat16 copies or torch's int4 form of
+the checkpoint's 4-bit blocks (`engine.int4_product`) are kept; a load that attached blocks for ONNX
+Runtime (`engine.block_products`) or int8 weights builds as before.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import torch
 
 from engine.calibration import VERSION as CALIBRATION_VERSION
 from engine.calibration import Calibration
+from engine.int4_product import Int4Product
 from engine.models.transformer import Transformer
 
 FORMAT = 1
@@ -36,11 +38,12 @@ def path_for(sources: Sequence[Path | None]) -> Path:
     """The prepared file of a model built from `sources` (checkpoint files: path, size and mtime name them,
     as they do the modules that fuse the tensors) with the kernels calibration picks (the only load that
     keeps one), on this machine's CPU, threads and torch."""
+    from engine import int4_product
     from engine.calibration import _cpu_name
     from engine.gguf_base import cache_root
     from engine.models import anchored, layers, projections
 
-    code = [Path(m.__file__) for m in (projections, layers, anchored) if m.__file__]  # how tensors are fused
+    code = [Path(m.__file__) for m in (projections, layers, anchored, int4_product) if m.__file__]  # how tensors are made
     stamps = []
     for source in [*sources, *code, Path(__file__)]:
         if source is not None:
@@ -101,6 +104,9 @@ def restore(path: Path, build_meta: Callable[[], Transformer]) -> tuple[Transfor
     model = build_meta()
     model.eval()
     model.fuse_for_inference()
+    for i, product in enumerate(model.products()):
+        if f"product.{i}.int4.codes" in tensors:
+            product.int4 = Int4Product(tensors[f"product.{i}.int4.codes"], tensors[f"product.{i}.int4.scales"])
     calibration.apply(model, half=True)
     state = {k.removeprefix("state."): v for k, v in tensors.items() if k.startswith("state.")}
     model.load_state_dict(state, strict=False, assign=True)

@@ -114,7 +114,9 @@ class GapAdapt:
         self.adapter = adapter
         self.copies = copies
         self.rows = gap.flatten().nonzero().flatten() if enabled else gap.new_zeros(0, dtype=torch.long)
-        self.every_row = enabled and self.rows.numel() == gap.numel()  # a decoding step: no rows to pick
+        # a decoding step: every query row is in a gap (with the adapter off too: the products then take the
+        # decoding kernel, without the LoRA)
+        self.every_row = bool(gap.all())
         self.enabled = enabled
         self.segments = segments
         if right is not None and not enabled:

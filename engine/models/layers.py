@@ -84,7 +84,8 @@ class LayerKV:
 class Adapt(Protocol):
     """What a model family adds to the shared blocks (the anchored family's adapter): a change to each
     projection's output (`project`, or a low-rank update folded into fused projections applied to the
-    flattened `rows`, all of them when `every_row`), and each layer's attention (`attend`, by its mask)."""
+    flattened `rows`), and each layer's attention (`attend`, by its mask). `every_row`: every query row is
+    a gap row (a decoding step; `rows` then lists them all, or none with the adapter off)."""
 
     rows: torch.Tensor
     every_row: bool

@@ -14,6 +14,10 @@ is most of a small model's cost per layer. Two things make a CPU decoding step c
   instead of two products per projection. With a reduced-precision kernel (`LOW`), a call whose rows all
   take the LoRA (a decoding step: every row is in a gap) multiplies by a second copy with the update added
   into the weight, so the adapter costs nothing there; fixed text and mixed calls keep the folded form.
+  On the checkpoint's own 4-bit blocks (`int4`, `engine.int4_product`) the update cannot be added into
+  the weight: a decoding step adds it by two small products per row.
+Calls that hold fixed-text rows (a prefill, the text recomputed after an edit) take the `mixed` table, so
+a text row gets the bits the prefill gave it whatever kernel decoding runs.
 The `nn.Linear` parameters become views into the fused float32 matrix, so nothing is stored twice in float32
 and checkpoints still load and save by name.
 """
@@ -30,6 +34,7 @@ from torch import nn
 
 if TYPE_CHECKING:
     from engine.block_products import BlockProduct
+    from engine.int4_product import Int4Product
     from engine.models.layers import Adapt
 
 
@@ -46,15 +51,16 @@ class Projections:
 
 
 Kernel = str
-LINEAR, COLUMNS, HALF, BF16, BLOCKS = "linear", "columns", "half", "bfloat16", "blocks"
-KERNELS: tuple[Kernel, ...] = (LINEAR, COLUMNS, HALF, BF16, BLOCKS)
+LINEAR, COLUMNS, HALF, BF16, BLOCKS, INT4 = "linear", "columns", "half", "bfloat16", "blocks", "int4"
+KERNELS: tuple[Kernel, ...] = (LINEAR, COLUMNS, HALF, BF16, BLOCKS, INT4)
 """How a product runs: `linear` rows first in the model's dtype (F.linear; best for many rows), `columns`
 weight times the rows' transpose (a CPU runs it at the weight's memory bound for a few rows where the
 rows-first product falls onto a slower kernel), `half` rows first on a float16 copy of the weight (half
 the bytes to read: faster for one row on a memory-bound CPU, slower than float32 from a few rows on),
 `bfloat16` the same on a bfloat16 copy (slow without bfloat16 instructions; with AMX tiles 1-16 rows cost
 about the same), `blocks` on the checkpoint's own 4- or 8-bit blocks (`engine.block_products`, when it came
-in them)."""
+in them) through ONNX Runtime, `int4` on its own 4-bit blocks through torch's int4 kernel with bfloat16 rows
+(`engine.int4_product`: with AVX-512, a third of the packed bfloat16 copy's time at one row)."""
 LOW: dict[Kernel, torch.dtype] = {HALF: torch.float16, BF16: torch.bfloat16}  # kernels on a reduced copy
 MAX_TABLE_ROWS = 16  # calls with more rows (prefill) run the product's `wide` kernel...
 MAX_WIDE_ROWS = 256  # ...up to this many rows, the most it is timed at; beyond, `linear` (a 1,024-token
@@ -88,6 +94,8 @@ class FusedProjections:
         self.low: dict[Kernel, torch.Tensor] = {}  # `_full` in a `LOW` kernel's dtype, per kernel in use
         self.merged: dict[Kernel, torch.Tensor] = {}  # the same with the LoRA added in, when there is one
         self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
+        self.int4: Int4Product | None = None  # the same 4-bit blocks for torch's int4 kernel
+        self.factors: tuple[torch.Tensor, torch.Tensor] | None = None  # the LoRA for `int4` decoding steps (`_low_rank`)
         self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
         self.scale = 1.0
         if len(linears) > 1:
@@ -125,6 +133,7 @@ class FusedProjections:
     def prepared(self) -> dict[str, torch.Tensor]:
         """The tensors this product runs on (`engine.prepared` keeps them on disk)."""
         named = {"full": self._full, "bias": self.bias, "up": self.up,
+                 **({"int4.codes": self.int4.codes, "int4.scales": self.int4.scales} if self.int4 else {}),
                  **{f"low.{k}": _plain(t) for k, t in self.low.items()},
                  **{f"merged.{k}": _plain(t) for k, t in self.merged.items()}}
         return {k: v for k, v in named.items() if v is not None}
@@ -144,27 +153,45 @@ class FusedProjections:
         self.up = tensors.get("up")
         self.low = {k: _packed(tensors[f"low.{k}"]) for k in self.low}
         self.merged = {k: _packed(tensors[f"merged.{k}"]) for k in self.merged}
+        self.factors = None
         self._rebind()
 
     @property
     def available(self) -> tuple[Kernel, ...]:
         """The kernels this product can run."""
-        return KERNELS if self.blocks is not None else (LINEAR, COLUMNS, HALF, BF16)
+        return ((LINEAR, COLUMNS, HALF, BF16) + ((BLOCKS,) if self.blocks is not None else ())
+                + ((INT4,) if self.int4 is not None else ()))
 
     def set_kernels(self, kernels: Sequence[Kernel]) -> None:
-        """The kernel for calls of 1..len(kernels) rows (more rows: `wide`)."""
+        """The kernel for calls of 1..len(kernels) rows (more rows: `wide`; calls with text rows: `mixed`):
+        makes the reduced-precision copies those three name, and the copies with the LoRA added for the
+        ones `kernels` names (decoding steps)."""
         self.kernels = tuple(k if k in self.available else LINEAR for k in kernels)
-        self.low = {k: _packed(_to_low(self._full, dtype)) for k, dtype in LOW.items() if k in self.kernels}
+        used = {*self.kernels, *self.mixed, self.wide}
+        self.low = {k: _packed(_to_low(self._full, dtype)) for k, dtype in LOW.items() if k in used}
         self.merged = {}
         if self.up is not None:
             for kernel, dtype in LOW.items():
-                if kernel not in self.low:
+                if kernel not in self.kernels:
                     continue
                 if self._full.is_meta:
                     self.merged[kernel] = _to_low(self.weight, dtype)
                 else:
                     merged = torch.addmm(self.weight, self.up, self._full[self.width :], alpha=self.scale)
                     self.merged[kernel] = _packed(merged.to(dtype))
+        self.factors = None
+
+    def _low_rank(self, x: torch.Tensor) -> torch.Tensor:
+        """The LoRA's update of every row of x, one row at a time: float32's products of several rows (even
+        batched ones) give a row other bits than it gets alone, and a decoding step's rows must get the same
+        logits whether a step runs them alone or beside drafts. On `int4` steps the sampler drafts little
+        (rows are dear there), so most steps run one row."""
+        assert self.up is not None
+        if self.factors is None:  # (down (r, K), up times the scale (width, r)), made at the first use
+            self.factors = self._full[self.width :], (self.up * self.scale).contiguous()
+        down, up = self.factors
+        rows = [torch.mv(up, torch.mv(down, row)) for row in x.reshape(-1, x.shape[-1])]
+        return (rows[0] if len(rows) == 1 else torch.stack(rows)).view(*x.shape[:-1], self.width)
 
     def _kernel(self, x: torch.Tensor, mixed: bool = False) -> Kernel:
         rows = x.numel() // x.shape[-1]
@@ -179,8 +206,9 @@ class FusedProjections:
         rows = x.numel() // x.shape[-1]
         kernel = self._kernel(x, mixed)
         bias = None if self.bias is None else F.pad(self.bias, (0, width - self.width))
-        if kernel == BLOCKS and self.blocks is not None:
-            y = self.blocks(x)
+        quantized = self.blocks if kernel == BLOCKS else self.int4 if kernel == INT4 else None
+        if quantized is not None:
+            y = quantized(x)
             if width > self.width:  # the adapter's down-projections stay in float32
                 y = torch.cat([y, F.linear(x, self._full[self.width : width])], -1)
         elif kernel in self.low:
@@ -194,9 +222,14 @@ class FusedProjections:
     def __call__(self, x: torch.Tensor, adapt: Adapt | None, layer: int) -> tuple[torch.Tensor, ...]:
         low_rank = self.up is not None and adapt is not None and adapt.rows.numel() > 0
         if not low_rank:
-            return torch.split(self.product(x, self.width), self.sizes, -1)
+            text = adapt is not None and not adapt.every_row
+            return torch.split(self.product(x, self.width, mixed=text), self.sizes, -1)
         assert adapt is not None and self.up is not None
-        merged = self.merged.get(self._kernel(x))
+        kernel = self._kernel(x)
+        if adapt.every_row and kernel == INT4 and self.int4 is not None:
+            y = self.int4(x).add_(self._low_rank(x))
+            return torch.split(y if self.bias is None else y + self.bias, self.sizes, -1)
+        merged = self.merged.get(kernel)
         if adapt.every_row and merged is not None:
             # A decoding step (every row in a gap): one product by the weight with the LoRA added in
             # costs what the base's product costs, where the low-rank products cost a fifth of a step.

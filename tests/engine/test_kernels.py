@@ -54,6 +54,13 @@ def _unfused(model):
     return clone
 
 
+def _restore(products, saved) -> None:
+    """Put back the (kernels, wide, mixed) a measurement changed (it leaves its own choice behind)."""
+    for p, (kernels, wide, mixed) in zip(products, saved):
+        p.wide, p.mixed = wide, mixed
+        p.set_kernels(kernels)
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_every_kernel_computes_the_unfused_projections(anchored, kernel):
     """At every row count a kernel is chosen for, each fused product with the LoRA folded in gives what the
@@ -140,12 +147,11 @@ def test_small_models_are_not_calibrated_and_stay_exactly_float32(anchored):
 
 def test_a_measurement_gives_a_kernel_table_per_shape_and_a_row_cost(anchored):
     model = anchored.loaded.model
-    saved = [p.kernels for p in model.products()]
+    saved = [(p.kernels, p.wide, p.mixed) for p in model.products()]
     try:
         found = measure(model)
     finally:
-        for p, k in zip(model.products(), saved):
-            p.set_kernels(k)
+        _restore(model.products(), saved)
     assert set(found.kernels) == {p.shape_key for p in model.products()} == set(found.exact)
     assert all(len(set(t)) == 1 and len(t) == MAX_TABLE_ROWS and set(t) <= set(KERNELS) for t in found.kernels.values())
     assert all(HALF not in t for t in found.exact.values())
@@ -163,15 +169,14 @@ def test_decoding_takes_a_kernel_that_gives_a_row_the_same_bits_beside_other_row
     calibration picks one of those."""
     model = anchored.loaded.model
     products = model.products()
-    saved = [p.kernels for p in products]
+    saved = [(p.kernels, p.wide, p.mixed) for p in products]
     try:
         found = measure(model)
         for p in products:
             p.set_kernels((HALF, BF16) * (MAX_TABLE_ROWS // 2))  # the reduced copies, for every kernel to be tried
         steady = [k for k in KERNELS if _row_invariant(products, k)]
     finally:
-        for p, k in zip(products, saved):
-            p.set_kernels(k)
+        _restore(products, saved)
     chosen = next(iter(found.kernels.values()))[0]
     assert not steady or chosen in steady, (chosen, steady)
     if chosen in steady:
@@ -183,7 +188,7 @@ def test_decoding_takes_a_kernel_that_gives_a_row_the_same_bits_beside_other_row
                 alone = torch.cat([p.product(x[:, i : i + 1], p.width) for i in range(5)], 1)
                 assert torch.equal(p.product(x, p.width), alone)
         finally:
-            p.set_kernels(saved[0])
+            _restore([p], saved[:1])
 
 
 def test_decoding_cost_weighs_the_few_row_forwards_steps_mostly_run():

@@ -1,0 +1,109 @@
+"""The `int4` kernel (engine.int4_product): a GGUF file's own 4-bit blocks on torch's int4 CPU kernel, the
+adapter's LoRA added row by row in decoding steps, text rows left to the other kernels, and prepared files
+that keep the packed codes."""
+
+from __future__ import annotations
+
+import gguf
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from gguf.quants import dequantize, quantize
+from torch import nn
+
+from engine.block_products import Blocks
+from engine.calibration import DecodingRows, _row_invariant, decoding_call
+from engine.int4_product import Int4Product, available, fits, from_blocks
+from engine.models.projections import INT4, LINEAR, MAX_TABLE_ROWS, FusedProjections
+
+pytestmark = pytest.mark.skipif(not available(), reason="this torch has no CPU int4 kernel")
+SIZES = (64, 32, 32)  # q, k and v rows of a fused product, 64 wide
+
+
+def _blocks(kind: str, rows: int, width: int, seed: int) -> tuple[Blocks, torch.Tensor]:
+    """(blocks of a random weight, the weight the gguf package dequantizes from them)."""
+    weights = np.random.default_rng(seed).normal(size=(rows, width)).astype(np.float32)
+    quantized = quantize(weights, gguf.GGMLQuantizationType[kind])
+    exact = torch.from_numpy(dequantize(quantized, gguf.GGMLQuantizationType[kind]).astype(np.float32))
+    data = torch.from_numpy(np.ascontiguousarray(quantized).view(np.uint8).reshape(rows, -1).copy())
+    return Blocks(kind, data), exact
+
+
+def _product(kind: str, rank: int = 4) -> tuple[FusedProjections, list[torch.Tensor], list[torch.Tensor]]:
+    """A fused q/k/v product over the dequantized weights of 4-bit blocks, with a LoRA folded in and the
+    blocks attached for `int4`; with the LoRA's (down, up) per projection."""
+    parts, linears = [], []
+    for i, rows in enumerate(SIZES):
+        blocks, exact = _blocks(kind, rows, 64, seed=i)
+        linear = nn.Linear(64, rows, bias=False)
+        linear.weight = nn.Parameter(exact, requires_grad=False)
+        parts.append(blocks)
+        linears.append(linear)
+    product = FusedProjections(("q_proj", "k_proj", "v_proj"), linears)
+    generator = torch.Generator().manual_seed(7)
+    downs = [0.3 * torch.randn(rank, 64, generator=generator) for _ in SIZES]
+    ups = [0.3 * torch.randn(rows, rank, generator=generator) for rows in SIZES]
+    product.attach_low_rank(downs, ups, scale=2.0)
+    assert fits(parts)
+    product.int4 = from_blocks(parts)
+    product.mixed = (LINEAR,) * MAX_TABLE_ROWS
+    product.set_kernels((INT4,) * MAX_TABLE_ROWS)
+    return product, downs, ups
+
+
+@pytest.mark.parametrize("kind", ["Q4_0", "Q4_1"])
+def test_the_kernel_multiplies_by_the_file_s_own_weights(kind):
+    """The codes are the file's own; only the per-block scales and offsets are rounded to bfloat16, and the
+    rows run in bfloat16."""
+    blocks, exact = _blocks(kind, 96, 128, seed=0)
+    product = from_blocks([Blocks(kind, blocks.data[:32]), Blocks(kind, blocks.data[32:])])
+    x = torch.randn(3, 128, generator=torch.Generator().manual_seed(0))
+    expected = x @ exact.T
+    got = product(x)
+    assert got.shape == (3, 96) and got.dtype == torch.float32
+    assert torch.allclose(got, expected, atol=0.02 * expected.abs().max())
+    assert not fits([Blocks(kind, blocks.data[:40])])  # 40 output rows: the kernel takes multiples of 16
+    assert not fits([_blocks("Q8_0", 32, 64, seed=1)[0]])
+
+
+@pytest.mark.parametrize("kind", ["Q4_0", "Q4_1"])
+def test_a_decoding_step_adds_the_lora_and_gives_a_row_the_same_bits_beside_others(kind):
+    product, downs, ups = _product(kind)
+    x = torch.randn(1, 5, 64, generator=torch.Generator().manual_seed(1))
+    with torch.inference_mode():
+        outputs = product(x, DecodingRows(5), 0)  # type: ignore[arg-type]
+        for out, linear, down, up in zip(outputs, product._linears, downs, ups):
+            expected = F.linear(x, linear.weight) + F.linear(F.linear(x, down), up) * 2.0
+            assert torch.allclose(out, expected, atol=0.03 * expected.abs().max()), kind
+        for rows in (2, 3, 8, MAX_TABLE_ROWS):
+            y = torch.randn(1, rows, 64)
+            alone = torch.cat([decoding_call(product, y[:, i : i + 1]) for i in range(rows)], 1)
+            assert torch.equal(decoding_call(product, y), alone), rows
+    assert _row_invariant([product], INT4)
+
+
+def test_text_rows_take_the_mixed_table_not_the_decoding_kernel():
+    """A call that holds fixed-text rows (a prefill, text recomputed after an edit) runs the `mixed` kernel,
+    so a text row gets the bits the prefill's kernel gives it."""
+    product, _, _ = _product("Q4_1")
+    x = torch.randn(1, 3, 64)
+
+    class TextRows:
+        rows, every_row = torch.zeros(0, dtype=torch.long), False
+
+    with torch.inference_mode():
+        got = torch.cat(product(x, TextRows(), 0), -1)  # type: ignore[arg-type]
+    assert torch.equal(got, F.linear(x, product.weight))
+
+
+def test_a_prepared_product_keeps_the_packed_codes():
+    product, _, _ = _product("Q4_1")
+    tensors = product.prepared()
+    assert {"int4.codes", "int4.scales"} <= set(tensors)
+    fresh, _, _ = _product("Q4_1")
+    fresh.int4 = Int4Product(tensors["int4.codes"].clone(), tensors["int4.scales"].clone())
+    fresh.restore({k: v.clone() for k, v in tensors.items()})
+    x = torch.randn(1, 2, 64)
+    with torch.inference_mode():
+        assert torch.equal(decoding_call(fresh, x), decoding_call(product, x))
