@@ -210,7 +210,7 @@ def _blocks(base: Path, device: torch.device, dtype: str | None) -> dict[str, Bl
     from engine import block_products, int4_product
 
     if (device.type != "cpu" or dtype not in (None, "", "auto")
-            or not (block_products.available() or int4_product.available())):
+            or not (block_products.available() or int4_product.enabled())):
         return None
     from engine.gguf_base import read_blocks
 
@@ -257,7 +257,7 @@ def _prepare(model: Transformer, dtype: str | None, device: torch.device,
 
         if block_products.available():
             block_products.attach_blocks(model, blocks)
-        if int4_product.available():
+        if int4_product.enabled():
             int4_product.attach_int4(model, blocks)
     calibration = calibration_for(model, device)
     calibration.apply(model, half=dtype in (None, "", "auto"))

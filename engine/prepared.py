@@ -50,7 +50,7 @@ def path_for(sources: Sequence[Path | None]) -> Path:
             stat = source.stat()
             stamps.append(f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}")
     what = "|".join([*stamps, platform.machine(), _cpu_name(), str(torch.get_num_threads()),
-                     torch.__version__, os.environ.get("DCOMPLETE_CALIBRATION", ""), str(CALIBRATION_VERSION),
+                     torch.__version__, os.environ.get("DCOMPLETE_CALIBRATION", ""), os.environ.get("DCOMPLETE_INT4", ""), str(CALIBRATION_VERSION),
                      str(FORMAT)])
     return cache_root() / "prepared" / f"{hashlib.sha256(what.encode()).hexdigest()[:32]}.safetensors"
 

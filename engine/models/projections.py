@@ -181,30 +181,34 @@ class FusedProjections:
                     self.merged[kernel] = _packed(merged.to(dtype))
         self.factors = None
 
-    def _low_rank(self, x: torch.Tensor) -> torch.Tensor:
-        """The LoRA's update of every row of x, one row at a time: float32's products of several rows (even
-        batched ones) give a row other bits than it gets alone, and a decoding step's rows must get the same
-        logits whether a step runs them alone or beside drafts. On `int4` steps the sampler drafts little
-        (rows are dear there), so most steps run one row."""
+    def _add_low_rank(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """y (float32, contiguous) plus the LoRA's update of every row of x, in place, one row at a time:
+        float32's products of several rows (even batched ones) give a row other bits than it gets alone, and
+        a decoding step's rows must get the same logits whether a step runs them alone or beside drafts. On
+        `int4` steps the sampler drafts little (rows are dear there), so most steps run one row."""
         assert self.up is not None
         if self.factors is None:  # (down (r, K), up times the scale (width, r)), made at the first use
             self.factors = self._full[self.width :], (self.up * self.scale).contiguous()
         down, up = self.factors
-        rows = [torch.mv(up, torch.mv(down, row)) for row in x.reshape(-1, x.shape[-1])]
-        return (rows[0] if len(rows) == 1 else torch.stack(rows)).view(*x.shape[:-1], self.width)
+        rows, out = x.reshape(-1, x.shape[-1]), y.view(-1, self.width)
+        for i in range(rows.shape[0]):
+            out[i].addmv_(up, torch.mv(down, rows[i]))
+        return y
 
-    def _kernel(self, x: torch.Tensor, mixed: bool = False) -> Kernel:
+    def _kernel(self, x: torch.Tensor, mixed: bool = False, decoding: bool = False) -> Kernel:
+        """The kernel for x's rows: a decoding step (`decoding`: every row a gap row) keeps the table's
+        kernel past its rows too (a step of many gaps), so its rows keep the bits they get alone."""
         rows = x.numel() // x.shape[-1]
         table = self.mixed if mixed and self.mixed else self.kernels
-        if rows <= len(table):
-            return table[rows - 1]
+        if rows <= len(table) or (decoding and not mixed):
+            return table[min(rows, len(table)) - 1]
         return self.wide if rows <= MAX_WIDE_ROWS or self.wide in LOW else LINEAR
 
-    def product(self, x: torch.Tensor, width: int, mixed: bool = False) -> torch.Tensor:
+    def product(self, x: torch.Tensor, width: int, mixed: bool = False, decoding: bool = False) -> torch.Tensor:
         """x times the first `width` rows of the fused weight, plus the bias, by the kernel for x's rows
         (`mixed`: from the table for calls that mix text rows with gap rows)."""
         rows = x.numel() // x.shape[-1]
-        kernel = self._kernel(x, mixed)
+        kernel = self._kernel(x, mixed, decoding)
         bias = None if self.bias is None else F.pad(self.bias, (0, width - self.width))
         quantized = self.blocks if kernel == BLOCKS else self.int4 if kernel == INT4 else None
         if quantized is not None:
@@ -223,11 +227,12 @@ class FusedProjections:
         low_rank = self.up is not None and adapt is not None and adapt.rows.numel() > 0
         if not low_rank:
             text = adapt is not None and not adapt.every_row
-            return torch.split(self.product(x, self.width, mixed=text), self.sizes, -1)
+            decoding = adapt is not None and adapt.every_row
+            return torch.split(self.product(x, self.width, mixed=text, decoding=decoding), self.sizes, -1)
         assert adapt is not None and self.up is not None
-        kernel = self._kernel(x)
+        kernel = self._kernel(x, decoding=adapt.every_row)
         if adapt.every_row and kernel == INT4 and self.int4 is not None:
-            y = self.int4(x).add_(self._low_rank(x))
+            y = self._add_low_rank(x, self.int4(x))
             return torch.split(y if self.bias is None else y + self.bias, self.sizes, -1)
         merged = self.merged.get(kernel)
         if adapt.every_row and merged is not None:
@@ -237,7 +242,7 @@ class FusedProjections:
             return torch.split(y if self.bias is None else y + self.bias, self.sizes, -1)
         # A call that mixes text rows with gap rows (the first step after an edit) is no decoding step:
         # the kernel that gives a row the same bits beside other rows need not serve it.
-        y = self.product(x, self._full.shape[0], mixed=not adapt.every_row)
+        y = self.product(x, self._full.shape[0], mixed=not adapt.every_row, decoding=adapt.every_row)
         base, mid = y[..., : self.width], y[..., self.width :]
         if adapt.every_row:
             base = base + F.linear(mid, self.up) * self.scale

@@ -14,10 +14,10 @@ from torch import nn
 
 from engine.block_products import Blocks
 from engine.calibration import DecodingRows, _row_invariant, decoding_call
-from engine.int4_product import Int4Product, available, fits, from_blocks
+from engine.int4_product import Int4Product, fits, from_blocks, supported
 from engine.models.projections import INT4, LINEAR, MAX_TABLE_ROWS, FusedProjections
 
-pytestmark = pytest.mark.skipif(not available(), reason="this torch has no CPU int4 kernel")
+pytestmark = pytest.mark.skipif(not supported(), reason="this torch has no CPU int4 kernel")  # torch 2.13 has it
 SIZES = (64, 32, 32)  # q, k and v rows of a fused product, 64 wide
 
 
