@@ -30,7 +30,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from engine.models.layers import sdpa
+from engine.models.layers import sdpa_rows_apart
 from engine.models.projections import (
     BLOCKS,
     COLUMNS,
@@ -259,7 +259,7 @@ def _row_invariant(products: list[FusedProjections], kernel: Kernel) -> bool:
 
 class DecodingRows:
     """A decoding step's adapter as fused products see it (`layers.Adapt`): every one of `rows` rows is a
-    gap row and takes the LoRA; attention is plain (every key is real)."""
+    gap row and takes the LoRA; attention is a decoding step's (rows apart; every key is real)."""
 
     def __init__(self, rows: int) -> None:
         self.rows, self.every_row = torch.arange(rows), True
@@ -268,7 +268,7 @@ class DecodingRows:
         raise NotImplementedError("fused products fold the LoRA in")
 
     def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return sdpa(q, k, v)
+        return sdpa_rows_apart(q, k, v)
 
 
 def decoding_call(p: FusedProjections, x: torch.Tensor) -> torch.Tensor:

@@ -193,6 +193,22 @@ def sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor |
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal, enable_gqa=gqa)
 
 
+def sdpa_rows_apart(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """`sdpa` for each query row as if it ran alone: every row becomes a batch entry of one query over the
+    same keys (expanded, not copied, for a batch of one). The CPU kernel's products over several query rows
+    round a row otherwise than over one (1e-7 apart, measured), and a decoding step's rows must get the
+    logits one-token-per-step decoding gives them, or verified drafting parts from it at a near-tie."""
+    b, h, rows, d = q.shape
+    if rows == 1 or q.is_cuda:
+        return sdpa(q, k, v, mask)
+    apart = q.transpose(1, 2).reshape(b * rows, h, 1, d)
+    keys = k[:, None].expand(b, rows, *k.shape[1:]).reshape(b * rows, *k.shape[1:])
+    values = v[:, None].expand(b, rows, *v.shape[1:]).reshape(b * rows, *v.shape[1:])
+    if mask is not None:
+        mask = mask.expand(b, -1, rows, -1).transpose(1, 2).reshape(b * rows, mask.shape[1], 1, mask.shape[-1])
+    return sdpa(apart, keys, values, mask).view(b, rows, h, d).transpose(1, 2)
+
+
 def fused_kernels_only(device: torch.device) -> contextlib.AbstractContextManager[object]:
     """On CUDA, allow only the flash and memory-efficient SDPA kernels, so a silent fallback to the
     O(T^2)-memory math kernel becomes an error instead; elsewhere, no restriction."""

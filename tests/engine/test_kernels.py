@@ -279,3 +279,22 @@ def test_a_block_product_multiplies_by_the_file_s_own_weights(kind):
     got = product(x)
     assert got.shape == (3, 96)
     assert torch.allclose(got, expected, atol=0.02 * expected.abs().max())
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_a_decoding_step_s_attention_gives_each_row_what_it_gets_alone(batch):
+    """Verified drafting writes what one-token-per-step decoding writes only if a row's attention has the
+    same bits beside drafts as alone: the CPU kernel rounds a query row differently among several."""
+    from engine.models.layers import sdpa, sdpa_rows_apart
+
+    generator = torch.Generator().manual_seed(0)
+    k = torch.randn(batch, 3, 300, 64, generator=generator)
+    v = torch.randn(batch, 3, 300, 64, generator=generator)
+    for rows in (2, 3, 5, 8, MAX_TABLE_ROWS):
+        q = torch.randn(batch, 9, rows, 64, generator=generator)
+        mask = torch.zeros(batch, 9, rows, 300).masked_fill(torch.rand(batch, 9, rows, 300, generator=generator) < 0.2,
+                                                           float("-inf"))
+        together = sdpa_rows_apart(q, k, v, mask)
+        alone = torch.cat([sdpa(q[:, :, i : i + 1], k, v, mask[:, :, i : i + 1]) for i in range(rows)], 2)
+        assert torch.equal(together, alone), rows
+        assert torch.allclose(together, sdpa(q, k, v, mask), atol=1e-5)
