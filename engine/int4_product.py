@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
+import torch.nn.functional as F
 
 from engine.block_products import BLOCK, Blocks, fields, products_with_blocks
 
@@ -54,7 +55,14 @@ class Int4Product:
     def n(self) -> int:
         return self.scales.shape[1]
 
+    @property
+    def k(self) -> int:
+        return self.scales.shape[0] * BLOCK
+
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """x (..., K or fewer columns: the missing ones are zero) times the weight, in float32."""
+        if x.shape[-1] < self.k:
+            x = F.pad(x, (0, self.k - x.shape[-1]))
         rows = x.reshape(-1, x.shape[-1]).to(torch.bfloat16)
         y = torch._weight_int4pack_mm_for_cpu(rows, self.codes, BLOCK, self.scales)
         return y.float().view(*x.shape[:-1], self.n)
@@ -67,8 +75,9 @@ def fits(parts: Sequence[Blocks]) -> bool:
     return len(kinds) == 1 and kinds <= set(KINDS) and n % 16 == 0
 
 
-def from_blocks(parts: Sequence[Blocks]) -> Int4Product:
-    """The product by the stacked `parts` (Q4_0 or Q4_1 blocks of one kind, as `fits`)."""
+def from_blocks(parts: Sequence[Blocks], extra: torch.Tensor | None = None) -> Int4Product:
+    """The product by the stacked `parts` (Q4_0 or Q4_1 blocks of one kind, as `fits`), followed by the
+    input columns `extra` (N, E) when given, quantized here to 4 bits in groups of 32 (`quantize_columns`)."""
     scale_parts, offset_parts, code_parts = [], [], []
     for part in parts:
         scale, low, codes = fields(part)  # (N, kb), (N, kb) or None, (N, kb, 32)
@@ -77,14 +86,32 @@ def from_blocks(parts: Sequence[Blocks]) -> Int4Product:
         code_parts.append(codes.reshape(codes.shape[0], -1))
     scale, offset = torch.cat(scale_parts), torch.cat(offset_parts)
     codes = torch.cat(code_parts).to(torch.int32)
+    if extra is not None:
+        more_codes, more_scale, more_offset = quantize_columns(extra)
+        codes = torch.cat([codes, more_codes], 1)
+        scale, offset = torch.cat([scale, more_scale], 1), torch.cat([offset, more_offset], 1)
     packed = torch._convert_weight_to_int4pack_for_cpu(codes, 1)
     return Int4Product(packed, torch.stack([scale.T, offset.T], -1).to(torch.bfloat16).contiguous())
 
 
+def quantize_columns(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(codes (N, E') int32, scales (N, E' / 32), offsets) of `weight` (N, E), its columns padded with zeros
+    to E' (a multiple of 32): per group of 32, 16 levels from its minimum to its maximum, the codes taken
+    against the scale and offset as bfloat16 holds them."""
+    n = weight.shape[0]
+    groups = F.pad(weight.float(), (0, (-weight.shape[1]) % BLOCK)).view(n, -1, BLOCK)
+    low, high = groups.amin(-1), groups.amax(-1)
+    scale = ((high - low) / 15).clamp(min=1e-8).to(torch.bfloat16).float()
+    offset = (low + 8 * scale).to(torch.bfloat16).float()
+    codes = ((groups - offset[..., None]) / scale[..., None] + 8).round().clamp(0, 15)
+    return codes.reshape(n, -1).to(torch.int32), scale, offset
+
 
 def attach_int4(model: Transformer, blocks: dict[str, Blocks]) -> None:
-    """Give each fused product of `model` whose weights all came in 4-bit blocks the kernel can take an
-    `Int4Product` (the `int4` kernel of `projections.FusedProjections`)."""
+    """Give each fused product of `model` (fused, its adapter's LoRA attached) whose weights all came in
+    4-bit blocks the kernel can take an `Int4Product` (the `int4` kernel of `projections.FusedProjections`):
+    with a LoRA, its up-projection (times its scale) as extra input columns, which a decoding step fills
+    with the LoRA's down-projection of the row, so that one product adds the update."""
     for group, parts in products_with_blocks(model, blocks):
         if fits(parts) and group.weight.shape[1] % BLOCK == 0:
-            group.int4 = from_blocks(parts)
+            group.int4 = from_blocks(parts, None if group.up is None else group.up * group.scale)

@@ -12,7 +12,7 @@ queries, writes their fresh K/V into the cache at those positions and attends ov
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import torch
@@ -70,7 +70,8 @@ def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch
     if cos.shape[-1] < x.shape[-1]:
         width = cos.shape[-1]
         return torch.cat((apply_rotary(x[..., :width], cos, sin), x[..., width:]), dim=-1)
-    return x * cos + x.roll(x.shape[-1] // 2, -1) * sin
+    half = x.shape[-1] // 2  # the halves swapped: roll by half a head, in one op instead of a cut and a cat
+    return x * cos + x.view(*x.shape[:-1], 2, half).flip(-2).view(x.shape) * sin
 
 
 @dataclass
@@ -116,6 +117,16 @@ class ForwardContext:
     query_index: torch.Tensor | None = None
     adapt: Adapt | None = None
     attn_mask: torch.Tensor | None = None
+    run: tuple[int, int] | None = field(default=None, init=False)
+    """The query positions as a slice, when they are one run of consecutive positions in every row (a
+    decoding step): the cache is then written by a copy into the slice instead of a scatter per layer."""
+
+    def __post_init__(self) -> None:
+        q = self.query_index
+        if q is not None and q.numel() and not q.is_cuda:
+            first, last = int(q[0, 0]), int(q[0, -1])
+            if last - first + 1 == q.shape[1] and bool((q == torch.arange(first, last + 1)).all()):
+                self.run = (first, last + 1)
 
     def keys(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The keys/values the queries attend to, after recording the queries' own."""
@@ -124,6 +135,10 @@ class ForwardContext:
             return k, v
         cached = self.layers[layer]
         assert cached is not None, "a partial forward needs a cache filled by a full forward"
+        if self.run is not None:
+            cached.k[:, :, self.run[0] : self.run[1]] = k
+            cached.v[:, :, self.run[0] : self.run[1]] = v
+            return cached.k, cached.v
         index = self.query_index[:, None, :, None].expand(-1, k.shape[1], -1, k.shape[3])
         cached.k.scatter_(2, index, k)
         cached.v.scatter_(2, index, v)

@@ -15,7 +15,8 @@ is most of a small model's cost per layer. Two things make a CPU decoding step c
   take the LoRA (a decoding step: every row is in a gap) multiplies by a second copy with the update added
   into the weight, so the adapter costs nothing there; fixed text and mixed calls keep the folded form.
   On the checkpoint's own 4-bit blocks (`int4`, `engine.int4_product`) the update cannot be added into
-  the weight: a decoding step adds it by two small products per row.
+  the weight (it is a fifth of a 4-bit step): the up-projection rides along as extra input columns of the
+  4-bit weight, which a decoding step fills with the row's down-projection.
 Calls that hold fixed-text rows (a prefill, the text recomputed after an edit) take the `mixed` table, so
 a text row gets the bits the prefill gave it whatever kernel decoding runs.
 The `nn.Linear` parameters become views into the fused float32 matrix, so nothing is stored twice in float32
@@ -95,7 +96,6 @@ class FusedProjections:
         self.merged: dict[Kernel, torch.Tensor] = {}  # the same with the LoRA added in, when there is one
         self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
         self.int4: Int4Product | None = None  # the same 4-bit blocks for torch's int4 kernel
-        self.factors: tuple[torch.Tensor, torch.Tensor] | None = None  # the LoRA for `int4` decoding steps (`_low_rank`)
         self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
         self.scale = 1.0
         if len(linears) > 1:
@@ -153,7 +153,6 @@ class FusedProjections:
         self.up = tensors.get("up")
         self.low = {k: _packed(tensors[f"low.{k}"]) for k in self.low}
         self.merged = {k: _packed(tensors[f"merged.{k}"]) for k in self.merged}
-        self.factors = None
         self._rebind()
 
     @property
@@ -179,21 +178,21 @@ class FusedProjections:
                 else:
                     merged = torch.addmm(self.weight, self.up, self._full[self.width :], alpha=self.scale)
                     self.merged[kernel] = _packed(merged.to(dtype))
-        self.factors = None
 
-    def _add_low_rank(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """y (float32, contiguous) plus the LoRA's update of every row of x, in place, one row at a time:
-        float32's products of several rows (even batched ones) give a row other bits than it gets alone, and
-        a decoding step's rows must get the same logits whether a step runs them alone or beside drafts. On
-        `int4` steps the sampler drafts little (rows are dear there), so most steps run one row."""
-        assert self.up is not None
-        if self.factors is None:  # (down (r, K), up times the scale (width, r)), made at the first use
-            self.factors = self._full[self.width :], (self.up * self.scale).contiguous()
-        down, up = self.factors
-        rows, out = x.reshape(-1, x.shape[-1]), y.view(-1, self.width)
+    def _with_low_rank_input(self, x: torch.Tensor) -> torch.Tensor:
+        """x's rows followed by the LoRA's down-projection of each, the input of an `int4` product whose
+        weight holds the up-projection (`engine.int4_product.attach_int4`). One row at a time: float32's
+        products of several rows (even batched ones) give a row other bits than it gets alone, and a
+        decoding step's rows must get the same logits whether a step runs them alone or beside drafts."""
+        assert self.int4 is not None
+        down = self._full[self.width :]
+        rows = x.reshape(-1, x.shape[-1])
+        k = rows.shape[1]
+        wide = rows.new_zeros((rows.shape[0], self.int4.k))
+        wide[:, :k] = rows
         for i in range(rows.shape[0]):
-            out[i].addmv_(up, torch.mv(down, rows[i]))
-        return y
+            torch.mv(down, rows[i], out=wide[i, k : k + down.shape[0]])
+        return wide.view(*x.shape[:-1], self.int4.k)
 
     def _kernel(self, x: torch.Tensor, mixed: bool = False, decoding: bool = False) -> Kernel:
         """The kernel for x's rows: a decoding step (`decoding`: every row a gap row) keeps the table's
@@ -232,7 +231,7 @@ class FusedProjections:
         assert adapt is not None and self.up is not None
         kernel = self._kernel(x, decoding=adapt.every_row)
         if adapt.every_row and kernel == INT4 and self.int4 is not None:
-            y = self._add_low_rank(x, self.int4(x))
+            y = self.int4(self._with_low_rank_input(x))
             return torch.split(y if self.bias is None else y + self.bias, self.sizes, -1)
         merged = self.merged.get(kernel)
         if adapt.every_row and merged is not None:

@@ -14,7 +14,7 @@ from torch import nn
 
 from engine.block_products import Blocks
 from engine.calibration import DecodingRows, _row_invariant, decoding_call
-from engine.int4_product import Int4Product, fits, from_blocks, supported
+from engine.int4_product import Int4Product, fits, from_blocks, quantize_columns, supported
 from engine.models.projections import INT4, LINEAR, MAX_TABLE_ROWS, FusedProjections
 
 pytestmark = pytest.mark.skipif(not supported(), reason="this torch has no CPU int4 kernel")  # torch 2.13 has it
@@ -46,7 +46,8 @@ def _product(kind: str, rank: int = 4) -> tuple[FusedProjections, list[torch.Ten
     ups = [0.3 * torch.randn(rows, rank, generator=generator) for rows in SIZES]
     product.attach_low_rank(downs, ups, scale=2.0)
     assert fits(parts)
-    product.int4 = from_blocks(parts)
+    assert product.up is not None
+    product.int4 = from_blocks(parts, product.up * product.scale)  # as engine.int4_product.attach_int4
     product.mixed = (LINEAR,) * MAX_TABLE_ROWS
     product.set_kernels((INT4,) * MAX_TABLE_ROWS)
     return product, downs, ups
@@ -69,18 +70,35 @@ def test_the_kernel_multiplies_by_the_file_s_own_weights(kind):
 
 @pytest.mark.parametrize("kind", ["Q4_0", "Q4_1"])
 def test_a_decoding_step_adds_the_lora_and_gives_a_row_the_same_bits_beside_others(kind):
-    product, downs, ups = _product(kind)
+    """The LoRA's up-projection rides in the 4-bit weight as extra input columns (quantized there), which
+    the step fills with each row's down-projection."""
+    product, downs, _ = _product(kind)
+    assert product.up is not None
+    up = _dequantized(product.up * product.scale)
     x = torch.randn(1, 5, 64, generator=torch.Generator().manual_seed(1))
     with torch.inference_mode():
-        outputs = product(x, DecodingRows(5), 0)  # type: ignore[arg-type]
-        for out, linear, down, up in zip(outputs, product._linears, downs, ups):
-            expected = F.linear(x, linear.weight) + F.linear(F.linear(x, down), up) * 2.0
-            assert torch.allclose(out, expected, atol=0.03 * expected.abs().max()), kind
+        got = torch.cat(product(x, DecodingRows(5), 0), -1)  # type: ignore[arg-type]
+        expected = F.linear(x, product.weight) + F.linear(F.linear(x, torch.cat(downs)), up)
+        assert torch.allclose(got, expected, atol=0.01 * expected.abs().max()), kind
         for rows in (2, 3, 8, MAX_TABLE_ROWS):
             y = torch.randn(1, rows, 64)
             alone = torch.cat([decoding_call(product, y[:, i : i + 1]) for i in range(rows)], 1)
             assert torch.equal(decoding_call(product, y), alone), rows
     assert _row_invariant([product], INT4)
+
+
+def _dequantized(weight: torch.Tensor) -> torch.Tensor:
+    codes, scale, offset = quantize_columns(weight)
+    values = (codes.float() - 8) * scale.repeat_interleave(32, 1) + offset.repeat_interleave(32, 1)
+    return values[:, : weight.shape[1]]
+
+
+def test_extra_columns_are_quantized_to_sixteen_levels_per_group_of_32():
+    weight = torch.randn(48, 40, generator=torch.Generator().manual_seed(2))
+    codes, scale, _ = quantize_columns(weight)
+    assert codes.shape == (48, 64) and codes.min() >= 0 and codes.max() <= 15  # padded to whole groups
+    step = scale.repeat_interleave(32, 1)[:, :40]
+    assert ((_dequantized(weight) - weight).abs() <= step * 0.51 + 1e-6).all()
 
 
 def test_text_rows_take_the_mixed_table_not_the_decoding_kernel():
