@@ -35,12 +35,9 @@ def supported() -> bool:
 
 
 def enabled() -> bool:
-    """Whether loads offer the kernel to the calibration: only with `DCOMPLETE_INT4=on` for now. On the AMX
-    Xeon it takes a one-row step after 1,024 tokens from 36 to 25-27 ms, but verified drafting on it
-    parted from one-token-per-step decoding on one span of 24 in `bench.speed` (agreement 0.983), a
-    difference not yet found, and the adapter's row-by-row LoRA makes the default slower per token than
-    `--sampler ar` on the same kernel (0.76-0.88x)."""
-    return supported() and os.environ.get("DCOMPLETE_INT4", "") == "on"
+    """Whether loads offer the kernel to the calibration (`DCOMPLETE_INT4=off` keeps it out: bfloat16 or
+    float16 decoding, whose copies hold the adapter's LoRA added in, as before the kernel existed)."""
+    return supported() and os.environ.get("DCOMPLETE_INT4", "") != "off"
 
 
 @dataclass(frozen=True)
