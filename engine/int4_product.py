@@ -35,9 +35,12 @@ def supported() -> bool:
 
 
 def enabled() -> bool:
-    """Whether loads offer the kernel to the calibration (`DCOMPLETE_INT4=off` keeps it out: bfloat16 or
-    float16 decoding, whose copies hold the adapter's LoRA added in, as before the kernel existed)."""
-    return supported() and os.environ.get("DCOMPLETE_INT4", "") != "off"
+    """Whether loads offer the kernel to the calibration: where torch runs AVX-512 kernels (on an AVX2
+    machine it ran 4-30x slower than float32: timing it would only lengthen the first load), unless
+    `DCOMPLETE_INT4=off` keeps it out (bfloat16 or float16 decoding, with the adapter's LoRA added into
+    the copies, as before the kernel existed)."""
+    return (supported() and torch.backends.cpu.get_cpu_capability().startswith("AVX512")
+            and os.environ.get("DCOMPLETE_INT4", "") != "off")
 
 
 @dataclass(frozen=True)
