@@ -30,7 +30,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from engine.models.layers import sdpa_rows_apart
+from engine.models.layers import decoding_attention
 from engine.models.projections import (
     BLOCKS,
     COLUMNS,
@@ -268,7 +268,7 @@ class DecodingRows:
         raise NotImplementedError("fused products fold the LoRA in")
 
     def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return sdpa_rows_apart(q, k, v)
+        return decoding_attention(q, k, v)
 
 
 def decoding_call(p: FusedProjections, x: torch.Tensor) -> torch.Tensor:

@@ -44,10 +44,10 @@ from engine.models.layers import (
     ForwardContext,
     LayerKV,
     apply_rotary,
+    decoding_attention,
     fused_groups,
     rotary_tables,
     sdpa,
-    sdpa_rows_apart,
 )
 from engine.models.segment_attention import SegmentPlan
 from engine.models.transformer import ModelShape, Transformer
@@ -172,7 +172,7 @@ class GapAdapt:
             return copies_apart.attend(self.copies, q, k, v, self.masks[-1][0], self.copy_masks,
                                        self.adapter.right_bias[layer])
         if self.segments is None:
-            return (sdpa_rows_apart if self.every_row else sdpa)(q, k, v, self._mask(layer, -1))
+            return (decoding_attention if self.every_row else sdpa)(q, k, v, self._mask(layer, -1))
         return segment_attention.attend(self.segments, q, k, v, lambda g: self._mask(layer, g.b))
 
 

@@ -12,6 +12,7 @@ queries, writes their fresh K/V into the cache at those positions and attends ov
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -208,13 +209,53 @@ def sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor |
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal, enable_gqa=gqa)
 
 
+def decoding_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                       mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Attention for a decoding step's few query rows that gives each row the bits it gets alone.
+
+    A decoding step's rows must get the logits one-token-per-step decoding gives them, or verified drafting
+    parts from it at a near-tie; torch's fused CPU kernel rounds a query row otherwise among several rows
+    than alone (1e-7 apart, measured). Two products and a softmax (`attention_by_products`) keep a row's
+    bits on this machine's matrix library (checked once per process, `_products_keep_rows`) and read the
+    keys once for all rows; else every row runs alone (`sdpa_rows_apart`). On CUDA, the fused kernel."""
+    if q.is_cuda:
+        return sdpa(q, k, v, mask)
+    return (attention_by_products if _products_keep_rows() else sdpa_rows_apart)(q, k, v, mask)
+
+
+def attention_by_products(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                          mask: torch.Tensor | None = None) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d) + mask) v, the query heads of each key head stacked as the rows of one
+    product (grouped-query), `mask` additive or boolean (True: attend)."""
+    b, h, rows, d = q.shape
+    groups = h // k.shape[1]
+    stacked = (q * d**-0.5).reshape(b, k.shape[1], groups * rows, d)
+    scores = torch.matmul(stacked, k.transpose(-1, -2)).view(b, h, rows, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+    weights = scores.softmax(-1).view(b, k.shape[1], groups * rows, -1)
+    return torch.matmul(weights, v).view(b, h, rows, d)
+
+
+@functools.cache
+def _products_keep_rows() -> bool:
+    """Whether `attention_by_products` gives each of 1-16 query rows what it gives the row alone here."""
+    generator = torch.Generator().manual_seed(0)
+    k, v = torch.randn(2, 1, 2, 200, 64, generator=generator)
+    q = torch.randn(1, 6, 16, 64, generator=generator)
+    mask = torch.zeros(1, 1, 16, 200).masked_fill(torch.rand(1, 1, 16, 200, generator=generator) < 0.1, float("-inf"))
+    with torch.inference_mode():
+        alone = torch.cat([attention_by_products(q[:, :, i : i + 1], k, v, mask[:, :, i : i + 1])
+                           for i in range(16)], 2)
+        return all(torch.equal(attention_by_products(q[:, :, :rows], k, v, mask[:, :, :rows]),
+                               alone[:, :, :rows]) for rows in range(2, 17))
+
+
 def sdpa_rows_apart(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
     """`sdpa` for each query row as if it ran alone: every row becomes a batch entry of one query over the
-    same keys (expanded, not copied, for a batch of one). The CPU kernel's products over several query rows
-    round a row otherwise than over one (1e-7 apart, measured), and a decoding step's rows must get the
-    logits one-token-per-step decoding gives them, or verified drafting parts from it at a near-tie."""
+    same keys (expanded, not copied, for a batch of one); a step of k rows reads the keys k times."""
     b, h, rows, d = q.shape
-    if rows == 1 or q.is_cuda:
+    if rows == 1:
         return sdpa(q, k, v, mask)
     apart = q.transpose(1, 2).reshape(b * rows, h, 1, d)
     keys = k[:, None].expand(b, rows, *k.shape[1:]).reshape(b * rows, *k.shape[1:])

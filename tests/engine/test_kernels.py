@@ -282,10 +282,15 @@ def test_a_block_product_multiplies_by_the_file_s_own_weights(kind):
 
 
 @pytest.mark.parametrize("batch", [1, 2])
-def test_a_decoding_step_s_attention_gives_each_row_what_it_gets_alone(batch):
+@pytest.mark.parametrize("form", ["decoding", "rows_apart"])
+def test_a_decoding_step_s_attention_gives_each_row_what_it_gets_alone(batch, form):
     """Verified drafting writes what one-token-per-step decoding writes only if a row's attention has the
-    same bits beside drafts as alone: the CPU kernel rounds a query row differently among several."""
-    from engine.models.layers import sdpa, sdpa_rows_apart
+    same bits beside drafts as alone: the CPU kernel rounds a query row differently among several. The
+    decoding attention (two products, or where those do not keep a row's bits here, each row alone) and
+    the fallback each keep them, and agree with the fused kernel to float precision."""
+    from engine.models.layers import decoding_attention, sdpa, sdpa_rows_apart
+
+    attend = decoding_attention if form == "decoding" else sdpa_rows_apart
 
     generator = torch.Generator().manual_seed(0)
     k = torch.randn(batch, 3, 300, 64, generator=generator)
@@ -294,7 +299,7 @@ def test_a_decoding_step_s_attention_gives_each_row_what_it_gets_alone(batch):
         q = torch.randn(batch, 9, rows, 64, generator=generator)
         mask = torch.zeros(batch, 9, rows, 300).masked_fill(torch.rand(batch, 9, rows, 300, generator=generator) < 0.2,
                                                            float("-inf"))
-        together = sdpa_rows_apart(q, k, v, mask)
-        alone = torch.cat([sdpa(q[:, :, i : i + 1], k, v, mask[:, :, i : i + 1]) for i in range(rows)], 2)
+        together = attend(q, k, v, mask)
+        alone = torch.cat([attend(q[:, :, i : i + 1], k, v, mask[:, :, i : i + 1]) for i in range(rows)], 2)
         assert torch.equal(together, alone), rows
         assert torch.allclose(together, sdpa(q, k, v, mask), atol=1e-5)
