@@ -36,7 +36,7 @@ from engine import DenoiseParams, Engine
 from engine.anchored_step import AnchoredPredictor
 from engine.calibration import DecodingRows
 from engine.canvas_batch import CanvasBatch
-from engine.models import layers
+from engine.models import anchored, layers
 
 GAP = 32
 SUFFIX = 64
@@ -96,30 +96,45 @@ class OurStep:
 
 
 class Recorder:
-    """The attention kernels and cache reads/writes of one step, captured to be replayed alone."""
+    """The attention kernels and cache reads/writes of one step, captured to be replayed alone: the fused
+    kernel's calls, and a decoding step's attention (`layers.decoding_attention`, which runs products or,
+    in its fallback, the fused kernel: recorded once)."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = []
+        self.inside = False
 
     def __enter__(self) -> Recorder:
         self.sdpa = F.scaled_dot_product_attention
         self.keys = layers.ForwardContext.keys
+        self.decoding = anchored.decoding_attention
         recorder = self
 
         def sdpa(*args: Any, **kwargs: Any) -> Any:
-            recorder.calls.append((recorder.sdpa, args, kwargs))
+            if not recorder.inside:
+                recorder.calls.append((recorder.sdpa, args, kwargs))
             return recorder.sdpa(*args, **kwargs)
+
+        def decoding(*args: Any) -> Any:
+            recorder.calls.append((recorder.decoding, args, {}))
+            recorder.inside = True
+            try:
+                return recorder.decoding(*args)
+            finally:
+                recorder.inside = False
 
         def keys(ctx: Any, *args: Any) -> Any:
             recorder.calls.append((recorder.keys, (ctx, *args), {}))
             return recorder.keys(ctx, *args)
 
         F.scaled_dot_product_attention = sdpa  # type: ignore[assignment]
+        anchored.decoding_attention = decoding
         layers.ForwardContext.keys = keys  # type: ignore[method-assign]
         return self
 
     def __exit__(self, *exc: object) -> None:
         F.scaled_dot_product_attention = self.sdpa  # type: ignore[assignment]
+        anchored.decoding_attention = self.decoding
         layers.ForwardContext.keys = self.keys  # type: ignore[method-assign]
 
     def replay(self) -> None:

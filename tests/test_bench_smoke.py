@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bench import accept, cache, holes, lsp_latency, multispot, repo_context, speed
+from bench import accept, cache, holes, lsp_latency, multispot, repo_context, speed, step
 
 pytestmark = pytest.mark.slow
 
@@ -31,6 +31,17 @@ def test_speed_against_float32(tiny_dream, capsys):
     speed.main(["--model", str(tiny_dream), "--cases", "1", "--context", "256", "--vs-float32"])
     out = last_json(capsys)
     assert [row["float32_agreement"] for row in out["rows"].values()] == [1.0] * 4
+
+
+def test_step(tiny_anchored, capsys):
+    """The step's parts are measured apart: a decoding step's attention among them (recorded through the
+    decoding attention, whichever form it takes)."""
+    step.main(["--model", str(tiny_anchored), "--contexts", "48", "--rows", "1,3", "--repeats", "1", "--no-reference"])
+    out = last_json(capsys)["results"]["48"]
+    for rows in ("1", "3"):
+        assert {"step", "linear", "head", "attention", "adapter", "other"} <= out[rows].keys()
+        assert out[rows]["attention"] > 0 and out[rows]["step"] > 0
+    assert out["prefill"]["step"] > 0
 
 
 def test_multispot(tiny_dream, capsys):
