@@ -33,23 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.datasets import fixed_subset
-from bench.repo_sources import DATA, sources
+from bench.repo_sources import DATA, Hole, sources
 
 CONDITIONS = ("without", "with")
-
-
-@dataclass(frozen=True)
-class Hole:
-    package: str
-    path: str
-    line: int
-    text: str
-    names: tuple[str, ...]
-    defined_in: tuple[str, ...]
-
-    @property
-    def task_id(self) -> str:
-        return f"{self.package}/{self.path}:{self.line + 1}"
 
 
 @dataclass(frozen=True)
@@ -73,8 +59,7 @@ def load_holes(packages: Sequence[str] = (), root: Path = DATA) -> list[Hole]:
     for line in (root / "holes.jsonl").read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         if row["package"] in folders:
-            holes.append(Hole(row["package"], row["path"], row["line"], row["text"], tuple(row["names"]),
-                              tuple(row["defined_in"])))
+            holes.append(Hole.from_row(row))
     return holes
 
 

@@ -30,10 +30,10 @@ import shutil
 import sys
 import tarfile
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path, PurePosixPath
 
-from bench.repo_sources import ARCHIVE, DATA, pack, sources
+from bench.repo_sources import ARCHIVE, DATA, Hole, pack, sources
 from training.sdist import licence_family, read_sdist
 
 HOLES = DATA / "holes.jsonl"
@@ -43,16 +43,6 @@ SKIPPED_DIRS = re.compile(r"^(tests?|tests-integ|testing|examples?|docs?|scripts
 SKIPPED_FILES = {"setup.py", "noxfile.py", "conftest.py"}
 LICENCE_FILES = re.compile(r"^(LICEN[CS]E|COPYING|NOTICE)(\.(txt|md|rst))?$", re.IGNORECASE)
 HEADERS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
-
-
-@dataclass(frozen=True)
-class Hole:
-    package: str
-    path: str
-    line: int
-    text: str
-    names: list[str]
-    defined_in: list[str]
 
 
 def vendor(sdist: Path, root: Path) -> dict[str, object]:
@@ -203,8 +193,8 @@ class Package:
             names = sorted({n.id for n in used})
             priority = max(_priority(n, parents) for n in used)
             out.append((priority, Hole(self.folder.name, path.relative_to(self.folder).as_posix(),
-                                       stmt.lineno - 1, lines[stmt.lineno - 1], names,
-                                       sorted({crossing[n] for n in names}))))
+                                       stmt.lineno - 1, lines[stmt.lineno - 1], tuple(names),
+                                       tuple(sorted({crossing[n] for n in names})))))
         return out
 
 

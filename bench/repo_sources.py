@@ -11,10 +11,35 @@ import os
 import shutil
 import tarfile
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data" / "repo_context"
 ARCHIVE = DATA / "sources.tar.gz"
+
+
+@dataclass(frozen=True)
+class Hole:
+    """One line of a vendored package to complete (`holes.jsonl`): `line` 0-based in `path`, the `names`
+    it uses that other modules of the package (`defined_in`) define."""
+
+    package: str
+    path: str
+    line: int
+    text: str
+    names: tuple[str, ...]
+    defined_in: tuple[str, ...]
+
+    @property
+    def task_id(self) -> str:
+        return f"{self.package}/{self.path}:{self.line + 1}"
+
+    @staticmethod
+    def from_row(row: dict[str, Any]) -> Hole:
+        """The hole a `holes.jsonl` line (`dataclasses.asdict` of one) holds."""
+        return Hole(row["package"], row["path"], row["line"], row["text"], tuple(row["names"]),
+                    tuple(row["defined_in"]))
 
 
 def sources(archive: Path = ARCHIVE) -> Path:
