@@ -42,6 +42,15 @@ def test_step(tiny_anchored, capsys):
         assert {"step", "linear", "head", "attention", "adapter", "other"} <= out[rows].keys()
         assert out[rows]["attention"] > 0 and out[rows]["step"] > 0
     assert out["prefill"]["step"] > 0
+    from engine import Engine
+    from engine.models import anchored
+
+    engine = Engine.load(tiny_anchored, device="cpu")
+    ours = step.OurStep(engine, *step.context_ids(engine, 48), adapter=True)
+    with step.Recorder() as recorder:
+        ours.predict(3)
+    recorded = [fn for fn, _, _ in recorder.calls]
+    assert recorded.count(anchored.decoding_attention) == engine.loaded.model.shape.num_hidden_layers
 
 
 def test_multispot(tiny_dream, capsys):
