@@ -5,12 +5,17 @@
 
 For each cache length (tokens of text before the gap) and each number of query rows, one decoding step of
 the bundled model's engine (`AnchoredPredictor.predict` after the prefill, the rows a real step runs: the
-last written token and the masks after it), split by ablation in the same run:
+last written token and the masks after it), split in the same run two ways. In the step, by removal (the
+step timed again with a part's calls answering what they answered the first time, without their work):
+  products   the weight products (blocks and head) as the step runs them
+  attn       the decoding attention as the step runs it
+  rest       the step with both removed: embeddings, norms, rotary, cache writes, masks, Python
+Alone, each part called by itself in a loop (its data stays in the caches more than in a step, so these
+read below the in-step figures; the gap is what a step pays for streaming weights and keys from memory):
   linear     the block projections at that row count, called through the model's own modules
   head       the vocabulary projection at that row count
   attention  the K/V cache writes and reads and the attention kernels, replayed from one real step
   adapter    the step with the adapter on minus the step with it off
-  other      the rest: embeddings, norms, rotary, masks, Python between the kernels
 and, side by side, `transformers`' LlamaForCausalLM over the same dequantized base weights (fp32) with its
 KV cache (a step of the same rows against a cache of the same length), and llama.cpp (llama-cpp-python,
 only when installed: it is never a dependency) on the same GGUF file. Prefill rows: the whole context in
@@ -37,6 +42,7 @@ from engine.anchored_step import AnchoredPredictor
 from engine.calibration import DecodingRows
 from engine.canvas_batch import CanvasBatch
 from engine.models import anchored, layers
+from engine.models.projections import FusedProjections
 
 GAP = 32
 SUFFIX = 64
@@ -141,6 +147,62 @@ class Recorder:
         with torch.inference_mode():
             for fn, args, kwargs in self.calls:
                 fn(*args, **kwargs)
+
+
+class Frozen:
+    """Within `with`, the patched callables answer, call by call, what they answered during `record()`,
+    without doing their work: timing a step within it and without it gives what those calls cost in the
+    step. Calls made inside a patched call (the head's product inside a block product's) pass through."""
+
+    def __init__(self, targets: list[tuple[Any, str]]) -> None:
+        self.targets = targets
+        self.outputs: list[Any] = []
+        self.recording = False
+
+    def record(self, step: Callable[[], object]) -> None:
+        self.outputs.clear()
+        self.recording = True
+        with self:
+            step()
+        self.recording = False
+
+    def __enter__(self) -> Frozen:
+        self.saved = [getattr(owner, name) for owner, name in self.targets]
+        self.next, self.inside = 0, False
+        for (owner, name), fn in zip(self.targets, self.saved):
+            setattr(owner, name, self._wrap(fn))
+        return self
+
+    def _wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.inside:
+                return fn(*args, **kwargs)
+            if not self.recording:
+                self.next += 1
+                return self.outputs[(self.next - 1) % len(self.outputs)]
+            self.inside = True
+            try:
+                out = fn(*args, **kwargs)
+            finally:
+                self.inside = False
+            self.outputs.append(out)
+            return out
+        return call
+
+    def __exit__(self, *exc: object) -> None:
+        for (owner, name), fn in zip(self.targets, self.saved):
+            setattr(owner, name, fn)
+
+
+def without(parts: Frozen, step: Callable[[], object], repeats: int) -> float:
+    """The median ms of `step` with `parts` answering from their record."""
+    parts.record(step)
+    with parts:
+        return median_ms(step, repeats)
+
+
+PRODUCTS = [(FusedProjections, "__call__"), (FusedProjections, "product")]
+ATTENTION = [(anchored, "decoding_attention")]
 
 
 def linear_calls(engine: Engine, rows: int) -> tuple[Callable[[], None], Callable[[], None]]:
@@ -261,9 +323,12 @@ def measure(engine: Engine, reference: torch.nn.Module | None, context: int, row
             "transformers": median_ms(lambda rows=rows: theirs.step(rows), repeats) if theirs else None,
             "llama_cpp": median_ms(lambda rows=rows: cpp.step(rows), repeats) if cpp else None,
         }
-        step, linear, head_ms, attention = (float(row[k] or 0) for k in ("step", "linear", "head", "attention"))
+        step = float(row["step"] or 0)
+        predict = lambda rows=rows: on.predict(rows)  # noqa: E731
+        row["products"] = step - without(Frozen(PRODUCTS), predict, repeats)
+        row["attn"] = step - without(Frozen(ATTENTION), predict, repeats)
+        row["rest"] = without(Frozen(PRODUCTS + ATTENTION), predict, repeats)
         row["adapter"] = step - float(row["no_adapter"] or 0)
-        row["other"] = step - linear - head_ms - attention - row["adapter"]
         out[str(rows)] = row
     few = max(2, repeats // 4)
     out["prefill"] = {
@@ -272,6 +337,10 @@ def measure(engine: Engine, reference: torch.nn.Module | None, context: int, row
         "llama_cpp": median_ms(cpp.prefill, few) if cpp else None,
     }
     return out
+
+
+def width(column: str) -> int:
+    return max(6, len(column))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -295,11 +364,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model {engine.name} ({engine.family}, dtype {args.dtype or 'default'}); "
           f"{platform.processor() or platform.machine()}, torch {torch.__version__}, threads {threads}; "
           f"median ms of {args.repeats}")
-    cols = ("step", "linear", "head", "attention", "adapter", "other", "transformers", "llama_cpp")
-    print(f"{'context':>7} {'rows':>7} " + " ".join(f"{c:>12}" for c in cols) + f" {'x transf':>8} {'x cpp':>6}")
+    cols = ("step", "products", "attn", "rest", "linear", "head", "attention", "adapter", "transformers",
+            "llama_cpp")
+    print(f"{'':>15} {'':>6} {'in the step':^20} {'alone':^27}")
+    print(f"{'context':>7} {'rows':>7} " + " ".join(f"{c:>{width(c)}}" for c in cols) + f" {'x transf':>8} {'x cpp':>6}")
     for context, rows in results.items():
         for label, r in rows.items():
-            cells = " ".join(f"{r[c]:>12.1f}" if r.get(c) is not None else f"{'-':>12}" for c in cols)
+            cells = " ".join(f"{r[c]:>{width(c)}.1f}" if r.get(c) is not None else f"{'-':>{width(c)}}" for c in cols)
             ratio = f"{r['step'] / r['transformers']:>8.2f}" if r.get("transformers") else f"{'-':>8}"
             cpp = f"{r['step'] / r['llama_cpp']:>6.2f}" if r.get("llama_cpp") else f"{'-':>6}"
             print(f"{context:>7} {label:>7} {cells} {ratio} {cpp}")

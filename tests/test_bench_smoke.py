@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from bench import accept, cache, holes, lsp_latency, multispot, repo_context, speed, step
 
@@ -39,8 +40,8 @@ def test_step(tiny_anchored, capsys):
     step.main(["--model", str(tiny_anchored), "--contexts", "48", "--rows", "1,3", "--repeats", "1", "--no-reference"])
     out = last_json(capsys)["results"]["48"]
     for rows in ("1", "3"):
-        assert {"step", "linear", "head", "attention", "adapter", "other"} <= out[rows].keys()
-        assert out[rows]["attention"] > 0 and out[rows]["step"] > 0
+        assert {"step", "products", "attn", "rest", "linear", "head", "attention", "adapter"} <= out[rows].keys()
+        assert out[rows]["attention"] > 0 and 0 < out[rows]["rest"] and out[rows]["step"] > 0
     assert out["prefill"]["step"] > 0
     from engine import Engine
     from engine.models import anchored
@@ -50,7 +51,17 @@ def test_step(tiny_anchored, capsys):
     with step.Recorder() as recorder:
         ours.predict(3)
     recorded = [fn for fn, _, _ in recorder.calls]
-    assert recorded.count(anchored.decoding_attention) == engine.loaded.model.shape.num_hidden_layers
+    layers = engine.loaded.model.shape.num_hidden_layers
+    assert recorded.count(anchored.decoding_attention) == layers
+    # removal: the frozen products answer what they answered, once per product of the step (not the inner
+    # calls of a product), so the step's logits stay the same without their work
+    expected = ours.predict(3)
+    frozen = step.Frozen(step.PRODUCTS + step.ATTENTION)
+    frozen.record(lambda: ours.predict(3))
+    assert len(frozen.outputs) == 4 * layers + 1 + layers
+    with frozen:
+        assert torch.equal(ours.predict(3), expected) and torch.equal(ours.predict(3), expected)
+    assert frozen.next == 2 * len(frozen.outputs)
 
 
 def test_multispot(tiny_dream, capsys):
