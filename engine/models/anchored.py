@@ -127,7 +127,7 @@ class GapAdapt:
         self.every_row = bool(gap.all())
         self.enabled = enabled
         self.segments = segments
-        self._every_layer: dict[int, torch.Tensor] = {}
+        self._by_layer: dict[int, tuple[int, torch.Tensor, torch.Tensor]] = {}
         if right is not None and not enabled:
             allowed, right = allowed & ~right, None
         if segments is None:
@@ -161,11 +161,24 @@ class GapAdapt:
         base, right = self.masks[key]
         if right is None:
             return base
-        if self.every_row:  # a decoding step's few rows: every layer's mask at once, one op instead of four a layer
-            if key not in self._every_layer:
-                self._every_layer[key] = base + right * self.adapter.right_bias[:, None, :, None, None]
-            return self._every_layer[key][layer]
+        if self.every_row:
+            return self._decoding_mask(layer, key, base, right)
         return base + right * self.adapter.right_bias[layer][None, :, None, None]
+
+    def _decoding_mask(self, layer: int, key: int, base: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
+        """A decoding step's mask of `layer`, the same values as `_mask`'s general form. Only the columns
+        from the first that takes the right bias on (the right context's copies) differ by layer: they are
+        computed for every layer in one op, and written per layer into one buffer of the step, where a
+        mask per layer of every column wrote 20 MB a step at 16 rows after 1,024 tokens."""
+        if key not in self._by_layer:
+            start = int(right.flatten(0, -2).any(0).nonzero()[0])
+            biased = base[..., start:] + right[..., start:] * self.adapter.right_bias[:, None, :, None, None]
+            heads = self.adapter.right_bias.shape[1]
+            buffer = base.expand(base.shape[0], heads, *base.shape[2:]).clone()
+            self._by_layer[key] = (start, biased, buffer)
+        start, biased, buffer = self._by_layer[key]
+        buffer[..., start:] = biased[layer]
+        return buffer
 
     def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         if self.copies is not None:

@@ -348,3 +348,27 @@ def test_a_narrow_forward_with_the_copies_apart_is_the_masked_kernel(anchored, m
 
     monkeypatch.setattr(copies_apart, "_flash", canvas_keys_only)
     assert not torch.allclose(masked, _predict_fresh(anchored, canvases, written=2), atol=1e-3)
+
+
+def test_a_decoding_steps_mask_is_the_general_form_for_every_layer(anchored):
+    """A decoding step builds only the right-context columns per layer, into one buffer: the mask each layer
+    gets equals `base + right * right_bias[layer]` bit for bit, in any order of layers, for rows where only
+    some take the right bias."""
+    from engine.models.anchored import Adapter, AdapterShape, GapAdapt
+
+    adapter = Adapter(anchored.loaded.model.shape, AdapterShape())
+    layers, heads = adapter.right_bias.shape
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        adapter.right_bias.copy_(torch.randn(layers, heads, generator=generator))
+    rows, width, copies = 3, 40, 12
+    allowed = torch.rand(2, 1, rows, width + copies, generator=generator) < 0.7
+    right = torch.zeros_like(allowed)
+    right[:, :, :2, width:] = allowed[:, :, :2, width:]  # two committed rows read the copies with the bias
+    adapt = GapAdapt(adapter, torch.ones(2, rows, dtype=torch.bool), allowed, right)
+    assert adapt.every_row
+    base, pairs = adapt.masks[-1]
+    assert pairs is not None
+    for layer in [*range(layers), *reversed(range(layers))]:
+        expected = base + pairs * adapter.right_bias[layer][None, :, None, None]
+        assert torch.equal(adapt._mask(layer, -1), expected)
