@@ -20,7 +20,8 @@ Then the pauses: at the ends of the `--pauses` lines that follow (where a user s
 client sets the document to the text before that point and asks once, waiting for the answer:
 the latency of a line completion as the user sees it, warm. Reported apart: the model's load (the server
 loads it when it starts; the session waits for it), how long after the file was opened the server had
-prefilled it (the user reads it meanwhile), and the first request after that.
+prefilled it (the user reads it meanwhile), and the first request after that; the JSON names the three
+slowest pauses with the length of what they suggested (`paused_slowest`: the long tail is long completions).
 
 Then the accepts: at the starts (after the indentation) of the `--accepts` lines after those, the client
 waits for a suggestion, types its first characters (up to 3, leaving some of it) as keystrokes, then
@@ -235,11 +236,12 @@ async def session(args: argparse.Namespace) -> dict[str, object]:
             "feedback": feedback, "load_ms": load_ms, "read_ms": read_ms}
 
 
-async def pause(typist: Typist, current: str) -> tuple[float, bool]:
-    """(ms, answered) for one request at the end of `current`, waited for: as a user who writes a line,
-    pauses for a suggestion, and goes on."""
+async def pause(typist: Typist, current: str) -> tuple[float, bool, int]:
+    """(ms, answered, characters suggested) for one request at the end of `current`, waited for: as a user
+    who writes a line, pauses for a suggestion, and goes on."""
     typist.set_text(current)
-    return await typist.ask()
+    ms, answered = await typist.ask()
+    return ms, answered, len(typist.ghost.rest) if typist.ghost is not None else 0
 
 
 @dataclass(frozen=True)
@@ -306,8 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     assert isinstance(accepts, list) and isinstance(typing_through, list) and isinstance(accept_through, list)
     through_ms = [t for t, _ in typing_through + accept_through]
     reused = sum(1 for _, same in typing_through + accept_through if same)
-    paused_ms = [t for t, _ in pauses]
-    paused_answered = [t for t, has in pauses if has]
+    paused_ms = [t for t, _, _ in pauses]
+    paused_answered = [t for t, has, _ in pauses if has]
     suggested = [a for a in accepts if a.suggested]
     accept_runs = sum(a.runs_while_typing for a in suggested)
     print(f"{r['requests']} keystrokes, {args.gap_ms:.0f} ms apart (±40%); model {args.model}")
@@ -339,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         "paused_p50_ms": round(percentile(paused_ms, 50), 1) if paused_ms else None,
         "paused_p95_ms": round(percentile(paused_ms, 95), 1) if paused_ms else None,
         "paused_answered": len(paused_answered), "pauses": len(paused_ms),
+        "paused_slowest": [{"ms": round(t), "chars": chars} for t, _, chars in sorted(pauses)[-3:]],
         "mean_all_ms": round(statistics.mean(all_ms), 1),
         "typed_through": len(through_ms), "typed_through_in_typing": len(typing_through),
         **_stats(through_ms, "typed_through"), "typed_through_same_item": reused,

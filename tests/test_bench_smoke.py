@@ -90,6 +90,7 @@ def test_lsp_latency_with_the_context_off(tiny_dream, capsys):
                       "--accepts", "0", "--context", "off"])
     out = last_json(capsys)
     assert out["context"] == "off" and out["file"].endswith(".py")
+    assert len(out["paused_slowest"]) == 1 and out["paused_slowest"][0]["ms"] > 0
 
 
 def test_repo_context(tiny_anchored, capsys):
