@@ -15,8 +15,8 @@ read below the in-step figures; the gap is what a step pays for streaming weight
   linear     the block projections at that row count, called through the model's own modules
   head       the vocabulary projection at that row count
   attention  the K/V cache writes and reads and the attention kernels, replayed from one real step
-  adapter    the step with the adapter on minus the step with it off
-and, side by side, `transformers`' LlamaForCausalLM over the same dequantized base weights (fp32) with its
+and what the adapter adds (`adapter`: the step with the adapter on minus the step with it off), and, side
+by side, `transformers`' LlamaForCausalLM over the same dequantized base weights (fp32) with its
 KV cache (a step of the same rows against a cache of the same length), and llama.cpp (llama-cpp-python,
 only when installed: it is never a dependency) on the same GGUF file. Prefill rows: the whole context in
 one forward (ours: the engine's own prefill of the canvas). Times are medians of `--repeats` runs,
