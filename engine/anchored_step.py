@@ -17,7 +17,7 @@ segment in the same place last time, re-rotated to its new position (its K/V dep
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import torch
@@ -130,14 +130,18 @@ class AnchoredPredictor:
         masked = batch.masked
         gap = (segments % 2 == 1) & (segments >= 0)
         rows_m, pos_m = candidates.nonzero(as_tuple=True)
+        held: torch.Tensor | None = None
         if self.params.cache == "none":
             need = batch.real & batch.masked.any(-1, keepdim=True)  # every position of every open row
         else:
             open_gap = gap & self._open_spans(batch)
             need = batch.real & ~masked & (self.kv.ids != batch.x) & (~gap | open_gap)
+            cached = ~need & (self.kv.ids == batch.x)
             need[rows_m, pos_m - 1] = True
+            held = need & cached & ~_copied(view, need.shape)
         if batch.live is not None:
             need &= batch.live[:, None]  # a row that left the batch is not computed
+        kept = self._hold(held)
         out: torch.Tensor | None = None
         for group in by_width(need):
             pick = torch.isin(rows_m, group)
@@ -147,8 +151,26 @@ class AnchoredPredictor:
                 out = logits.new_empty((rows_m.numel(), logits.shape[-1]))
             out[pick] = logits
         assert out is not None
+        kept()
         self.kv.copies_of = key
         return out, need.sum(-1).cpu()
+
+    def _hold(self, held: torch.Tensor | None) -> Callable[[], None]:
+        """Keep the cached K/V of the positions `held` (rows run again only for their logits: the row
+        before a gap in a request's first step, the last verified token) through a forward, restored by the
+        returned call. A row's K/V are then those of the forward that first computed them: a row run alone
+        and beside other rows (or in a prefill) rounds apart, and a recomputed row before the gap gave the
+        gap rows other keys in a step of four rows than in a step of one (bench.speed --block 4 parted from
+        one-token-per-step decoding at a near-tie). Positions the right-context copies read are not held."""
+        if held is None or not bool(held.any()):
+            return lambda: None
+        rows, cols = held.nonzero(as_tuple=True)
+        saved = [(layer.k[rows, :, cols].clone(), layer.v[rows, :, cols].clone()) for layer in self.kv.layers]
+
+        def restore() -> None:
+            for layer, (k, v) in zip(self.kv.layers, saved):
+                layer.k[rows, :, cols], layer.v[rows, :, cols] = k, v
+        return restore
 
     def _forward(self, batch: CanvasBatch, group: torch.Tensor, need: torch.Tensor, rows_m: torch.Tensor,
                  pos_m: torch.Tensor, positions: torch.Tensor, segments: torch.Tensor, gap: torch.Tensor,
@@ -193,6 +215,15 @@ class AnchoredPredictor:
         length = batch.lengths[0]
         return DocKV(self.kv.ids[0, :length].tolist(), self.kv.trimmed(length),
                      [(s[0], s[1]) for s in batch.rows[0].spans])
+
+
+def _copied(view: RightView, shape: torch.Size) -> torch.Tensor:
+    """(B, L): the canvas positions whose keys the right-context copies of `view` read."""
+    out = torch.zeros(shape, dtype=torch.bool, device=view.index.device)
+    rows = torch.arange(shape[0], device=out.device)[:, None].expand_as(view.index)
+    real = view.index >= 0
+    out[rows[real], view.index[real]] = True
+    return out
 
 
 SPLIT = 64  # rows needing more positions than this (a prefill) run apart from rows needing a few

@@ -372,3 +372,29 @@ def test_a_decoding_steps_mask_is_the_general_form_for_every_layer(anchored):
     for layer in [*range(layers), *reversed(range(layers))]:
         expected = base + pairs * adapter.right_bias[layer][None, :, None, None]
         assert torch.equal(adapt._mask(layer, -1), expected)
+
+
+def test_a_row_run_again_for_its_logits_keeps_its_cached_keys(anchored):
+    """The row before the gap runs again in a step for its logits (its K/V were cached by the prefill): the
+    cache keeps the K/V it had, so the gap rows read the keys the prefill wrote whether that step runs one
+    row or several (a row rounds apart alone and beside others)."""
+    from engine.anchored_step import AnchoredPredictor
+    from engine.canvas_batch import CanvasBatch
+
+    sp, tok = anchored.special, anchored.tokenizer
+    canvas = [sp.bos_id] + tok.encode("def add(a, b):\n    return") + [sp.mask_id] * 6 + tok.encode("\n\nx = 1\n")
+    gap = canvas.index(sp.mask_id)
+    batch = CanvasBatch.build([canvas], [0], sp.mask_id, sp.pad_id, anchored.loaded.device)
+    predictor = AnchoredPredictor(anchored.loaded, batch, DenoiseParams(cache="fixed"))
+    no_change = torch.zeros_like(batch.masked)
+    with torch.inference_mode():
+        predictor.predict(batch, batch.leading_masks(1), no_change)  # the prefill
+        marked = []
+        for layer in predictor.kv.layers:  # values no forward computes: only a write would change them
+            layer.k[0, :, gap - 1] = 7.0
+            layer.v[0, :, gap - 1] = -7.0
+            marked.append(layer.k[0, :, gap - 1].clone())
+        logits, ran = predictor.predict(batch, batch.leading_masks(3), no_change)
+    assert int(ran[0]) >= 1 and logits.shape[0] == 3  # the row before the gap ran, with the mask rows
+    assert all(torch.equal(layer.k[0, :, gap - 1], m) and bool((layer.v[0, :, gap - 1] == -7.0).all())
+               for layer, m in zip(predictor.kv.layers, marked))
