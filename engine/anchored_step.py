@@ -138,10 +138,10 @@ class AnchoredPredictor:
             need = batch.real & ~masked & (self.kv.ids != batch.x) & (~gap | open_gap)
             cached = ~need & (self.kv.ids == batch.x)
             need[rows_m, pos_m - 1] = True
-            held = need & cached & ~_copied(view, need.shape)
+            held = need & cached
         if batch.live is not None:
             need &= batch.live[:, None]  # a row that left the batch is not computed
-        kept = self._hold(held)
+        kept = self._hold(held, view)
         out: torch.Tensor | None = None
         for group in by_width(need):
             pick = torch.isin(rows_m, group)
@@ -155,7 +155,7 @@ class AnchoredPredictor:
         self.kv.copies_of = key
         return out, need.sum(-1).cpu()
 
-    def _hold(self, held: torch.Tensor | None) -> Callable[[], None]:
+    def _hold(self, held: torch.Tensor | None, view: RightView) -> Callable[[], None]:
         """Keep the cached K/V of the positions `held` (rows run again only for their logits: the row
         before a gap in a request's first step, the last verified token) through a forward, restored by the
         returned call. A row's K/V are then those of the forward that first computed them: a row run alone
@@ -164,7 +164,7 @@ class AnchoredPredictor:
         one-token-per-step decoding at a near-tie). Positions the right-context copies read are not held."""
         if held is None or not bool(held.any()):
             return lambda: None
-        rows, cols = held.nonzero(as_tuple=True)
+        rows, cols = (held & ~_copied(view, held.shape)).nonzero(as_tuple=True)
         saved = [(layer.k[rows, :, cols].clone(), layer.v[rows, :, cols].clone()) for layer in self.kv.layers]
 
         def restore() -> None:

@@ -37,9 +37,9 @@ def supported() -> bool:
 def enabled() -> bool:
     """Whether loads offer the kernel to the calibration: with `DCOMPLETE_INT4=on`, where torch runs AVX-512
     kernels (on an AVX2 machine it ran 4-30x slower than float32). Opt-in: on the AMX Xeon it makes a
-    one-row step 30% cheaper and the default 13-25% faster per token in `bench.speed`, but steps of several
-    rows dearer, so the sampler drafts less; the default then writes 0.85-0.92x as fast as `--sampler ar` on
-    the same kernel (which has no LoRA to pay). README, Figures."""
+    one-row step cheaper and the default faster per token in `bench.speed`, but steps of several rows
+    dearer, so the sampler drafts less and the default writes slower than `--sampler ar` on the same kernel
+    (which has no LoRA to pay). README, Figures."""
     return (supported() and torch.backends.cpu.get_cpu_capability().startswith("AVX512")
             and os.environ.get("DCOMPLETE_INT4", "") == "on")
 
