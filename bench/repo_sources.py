@@ -44,7 +44,7 @@ class Hole:
 
 def sources(archive: Path = ARCHIVE) -> Path:
     """The folder holding one sub-folder per vendored package (`<name>-<version>/`), unpacked on first use."""
-    from engine.gguf_base import cache_root
+    from engine.loading.gguf_base import cache_root
 
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:16]
     target = cache_root() / "repo_context" / digest

@@ -1,4 +1,4 @@
-"""The language table: one `LanguageSpec` row per language (fields documented in infill.languages).
+"""The language table: one `LanguageSpec` row per language (fields documented in infill.language_spec).
 
 Grammars are the tree-sitter project's own wheels (`tree-sitter-<lang>` on PyPI, MIT), one per
 language, compiled into the wheel: nothing is fetched at run time. Node type names come from each
@@ -7,7 +7,7 @@ grammar's node-types.json (its `statement` supertype where it has one).
 
 from __future__ import annotations
 
-from infill.languages import LanguageSpec
+from infill.language_spec import LanguageSpec
 
 _f = frozenset
 

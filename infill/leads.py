@@ -44,7 +44,7 @@ def lead_text(before: str, tokenizer: Any) -> str:
 
 
 class SpanLead(Protocol):
-    """What infill builds for `canvas_batch.Lead` (`TextLead`, `line_shape.ShapeLead`, the retries' leads)."""
+    """What infill builds for `engine.types.Lead` (`TextLead`, `line_shape.ShapeLead`, the retries' leads)."""
 
     @property
     def text(self) -> str: ...
@@ -53,7 +53,7 @@ class SpanLead(Protocol):
 
 
 class TextLead:
-    """`canvas_batch.Lead` for a text: after the tokens written so far, the ids whose text continues it
+    """`engine.types.Lead` for a text: after the tokens written so far, the ids whose text continues it
     (either extends past its end or is a prefix of what remains); None once it is written."""
 
     def __init__(self, text: str, tokenizer: Any) -> None:

@@ -46,7 +46,7 @@ def _nonblank_lines(text: str) -> int:
 
 
 class TextEnd:
-    """`engine.canvas_batch.SpanEnd` for one slot of a canvas; `before`: the slot's tokens kept ahead of the
+    """`engine.types.SpanEnd` for one slot of a canvas; `before`: the slot's tokens kept ahead of the
     span in a retry canvas (`infill.bans`), which its text continues."""
 
     def __init__(self, slot: Slot, text: str, spec: LanguageSpec, tokenizer: Any, before: Sequence[int] = ()) -> None:

@@ -12,11 +12,11 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from . import __version__
 from .actions import ACCEPTED, FILL_HOLES, REFACTOR_SELECTION, REGENERATE_SELECTION, code_actions
 from .commands import CommandRunner
 from .protocol import DcompleteProtocol
 from .session import Session
+from .version import __version__
 
 DOCUMENT_STATE = "dcomplete/documentState"
 

@@ -2,8 +2,8 @@
 and how their own samplers decode a block.
 
 A block-diffusion checkpoint is causal across blocks of `block_size` tokens (blocks counted from the start
-of the sequence) and bidirectional inside a block; the engine's block step (`engine/block_step.py`) and
-commit policy (`engine/block_commit.py`) read these two records.
+of the sequence) and bidirectional inside a block; the engine's block step (`engine/families/block_step.py`) and
+commit policy (`engine/families/block_commit.py`) read these two records.
 """
 
 from __future__ import annotations

@@ -17,10 +17,10 @@ from typing import Any
 import torch
 from torch import nn
 
+from engine.kernels.projections import Adapt, FusedProjections, Projections
 from engine.models.block import BlockDecoding, BlockShape, refuse_rope_scaling, rope_theta
-from engine.models.layers import OUT, Adapt, SwiGLU, fuse_mlp, fused_groups
+from engine.models.layers import OUT, SwiGLU, fuse_mlp, fused_groups
 from engine.models.moe import MoEShape, SparseMoE
-from engine.models.projections import FusedProjections, Projections
 from engine.models.transformer import Transformer
 
 MASK_TOKEN = "<|mask|>"  # the mask token's text, when neither config nor tokenizer names it

@@ -10,7 +10,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from engine import DenoiseParams, Engine, InfillRequest, ModelLoadError
-from engine.gguf_base import GGUFError, base_folder, dequantize, locate, read_state
+from engine.loading.gguf_base import GGUFError, base_folder, dequantize, locate, read_state
 from engine.models.anchored import layout, right_view
 from tests.support.checkpoints import tiny_tokenizer, write_tiny_gguf
 
@@ -217,7 +217,7 @@ def test_verified_drafts_write_exactly_what_one_token_a_step_writes(anchored, th
 
 
 def test_lookup_drafts_copy_what_followed_the_same_tokens_earlier():
-    from engine.policies import lookup_draft
+    from engine.denoise.policies import lookup_draft
 
     mask = 99
     ids = [1, 5, 6, 7, 8, 9, 2, 5, 6, mask, mask, mask, 3]
@@ -266,8 +266,8 @@ def test_a_span_end_closes_the_span_and_keeps_what_was_written(anchored, thresho
 def _predict_fresh(anchored, canvases: list[list[int]], written: int) -> torch.Tensor:
     """Logits of the first step (every fixed token a query) over `canvases`, each gap's first `written`
     masks holding a token."""
-    from engine.anchored_step import AnchoredPredictor
-    from engine.canvas_batch import CanvasBatch
+    from engine.denoise.canvas_batch import CanvasBatch
+    from engine.families.anchored_step import AnchoredPredictor
 
     sp = anchored.special
     batch = CanvasBatch.build(canvases, list(range(len(canvases))), sp.mask_id, sp.pad_id, torch.device("cpu"))
@@ -283,7 +283,7 @@ def test_a_wide_forward_attends_by_segment_as_one_masked_kernel_does(anchored, m
     """A wide forward (a prefill) runs fixed text segment by segment on the causal kernel and the gap rows
     by their mask (`segment_attention`): the same logits as one masked kernel over every query, for two
     canvases of different lengths (padded queries), two spans, and committed gap tokens (right bias)."""
-    import engine.anchored_step as step
+    import engine.families.anchored_step as step
 
     sp, tok = anchored.special, anchored.tokenizer
     short = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
@@ -298,7 +298,7 @@ def test_a_wide_forward_attends_by_segment_as_one_masked_kernel_does(anchored, m
 def test_segment_attention_serves_keystrokes_and_growth_as_the_mask_does(anchored, monkeypatch):
     """With every forward attending by segment (text queries that start inside their segment after a
     keystroke reuses the cached prefix, spans that grow), requests write what the masked kernel writes."""
-    import engine.anchored_step as step
+    import engine.families.anchored_step as step
 
     sp, tok = anchored.special, anchored.tokenizer
     suffix = tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id]
@@ -323,7 +323,7 @@ def test_a_narrow_forward_with_the_copies_apart_is_the_masked_kernel(anchored, m
     in another (`copies_apart`) give the logits one masked kernel over all keys gives, to float rounding,
     for two canvases of different lengths (padded queries), two spans, and committed gap tokens (right
     bias); and not when the copies part is left out."""
-    import engine.anchored_step as step
+    import engine.families.anchored_step as step
     from engine.models import copies_apart
 
     sp, tok = anchored.special, anchored.tokenizer
@@ -378,8 +378,8 @@ def test_a_row_run_again_for_its_logits_keeps_its_cached_keys(anchored):
     """The row before the gap runs again in a step for its logits (its K/V were cached by the prefill): the
     cache keeps the K/V it had, so the gap rows read the keys the prefill wrote whether that step runs one
     row or several (a row rounds apart alone and beside others)."""
-    from engine.anchored_step import AnchoredPredictor
-    from engine.canvas_batch import CanvasBatch
+    from engine.denoise.canvas_batch import CanvasBatch
+    from engine.families.anchored_step import AnchoredPredictor
 
     sp, tok = anchored.special, anchored.tokenizer
     canvas = [sp.bos_id] + tok.encode("def add(a, b):\n    return") + [sp.mask_id] * 6 + tok.encode("\n\nx = 1\n")

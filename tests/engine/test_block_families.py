@@ -11,11 +11,10 @@ import pytest
 import torch
 from block_reference import block_generate, block_mask, fast_dllm_generate, network, reference_model
 
-from engine import DenoiseParams, Engine, InfillRequest
-from engine.block_layout import row_order
-from engine.loader import ModelLoadError, load
+from engine import DenoiseParams, Engine, InfillRequest, ModelLoadError
+from engine.families.block_layout import row_order
+from engine.families.registry import load, reading_suffix
 from engine.models.layers import ForwardContext
-from engine.models.registry import reading_suffix
 
 FAMILIES = ("sdar", "fast_dllm", "llada2")
 
@@ -182,9 +181,9 @@ def test_by_default_the_suffix_is_not_read(engines):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_int8_weights_swap_the_fused_projections_and_leave_the_experts(family, engines, tiny_block):
-    """dtype int8 (`engine.quantize`) swaps every block's o_proj and fused gate/up (LLaDA2's dense layer's)
+    """dtype int8 (`engine.loading.quantize`) swaps every block's o_proj and fused gate/up (LLaDA2's dense layer's)
     for int8 products; a mixture's experts stay float32; the model still completes a canvas."""
-    from engine.quantize import Int8Projections
+    from engine.loading.quantize import Int8Projections
 
     engine = Engine.load(tiny_block(family), device="cpu", dtype="int8")
     layers = engine.loaded.model.model.layers
