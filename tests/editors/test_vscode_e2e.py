@@ -12,7 +12,7 @@ Installs on first use, cached for later runs: code-server into ~/.cache/dcomplet
 and, when missing, Chromium, ripgrep and libkrb5-dev with apt-get (as root; CI runs as root).
 The default model is a checkpoint that writes one identifier token everywhere, so every suggestion
 parses and the test is deterministic. `DCOMPLETE_VSCODE_MODEL=default` runs it with the bundled model
-and `DCOMPLETE_VSCODE_SCREENSHOTS=<folder>` copies the screenshots there (README, Editors section).
+and `DCOMPLETE_VSCODE_SCREENSHOTS=<folder>` copies the screenshots there (docs/editors.md, README).
 """
 
 from __future__ import annotations
