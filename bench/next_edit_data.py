@@ -34,7 +34,6 @@ import random
 import re
 import subprocess
 import sys
-import tarfile
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -53,7 +52,7 @@ from bench.next_edit_tasks import (
     same_change,
     tokens,
 )
-from bench.repo_context_data import LICENCE_FILES, SKIPPED_FILES
+from bench.repo_context_data import SKIPPED_FILES, licence_files
 from bench.repo_sources import pack
 from training.sdist import SdistInfo, canonical_name, licence_family, read_sdist
 
@@ -253,7 +252,7 @@ def build(sdists: Path, seed: int) -> dict[str, Any]:
         texts.update({c.file: c.text.encode("utf-8") for c in chosen})
         licence_names = []
         for release in releases:
-            for member, data in _licence_files(release.sdist):
+            for member, data in licence_files(release.sdist):
                 texts[f"{name}-{release.info.version}/{member}"] = data
                 licence_names.append(member)
         entries.append({
@@ -296,17 +295,6 @@ def _known_sha256() -> dict[str, str]:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _licence_files(sdist: Path) -> list[tuple[str, bytes]]:
-    out = []
-    with tarfile.open(sdist) as archive:
-        for member in archive.getmembers():
-            parts = PurePosixPath(member.name).parts
-            handle = archive.extractfile(member) if member.isfile() and len(parts) == 2 else None
-            if handle is not None and LICENCE_FILES.match(parts[1]):
-                out.append((parts[1], handle.read()))
-    return out
 
 
 def _write_archive(files: dict[str, bytes]) -> None:
