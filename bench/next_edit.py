@@ -20,7 +20,8 @@ none; one whose offsets lie outside `current` counts as a wrong suggestion (`inv
   is the line before and after it), suggestion rate;
 - noise: no-edit precision, the share of noise tasks without a suggestion;
 - reversal rate over all suggestions (`is_reversal`);
-- p50/p95 milliseconds of wall time per call.
+- p50/p95 milliseconds of wall time per call;
+- in the JSON, exact and location again for the related tasks whose target lies below the cursor and above.
 Stdout is a table and, last, one JSON line.
 """
 
@@ -127,12 +128,20 @@ def is_reversal(task: Task, suggestion: Suggestion) -> bool:
     return False
 
 
+def direction(task: Task) -> str | None:
+    """Where a related task's target lies: "below" or "above" the cursor (None for noise)."""
+    if task.target is None:
+        return None
+    return "below" if task.target.start > task.cursor_line else "above"
+
+
 def score(task: Task, suggestion: Suggestion | None, seconds: float) -> dict[str, Any]:
     """One suggestion scored against its task."""
     invalid = suggestion is not None and not 0 <= suggestion.start <= suggestion.end <= len(task.current)
     if suggestion is not None and not invalid and suggestion.apply(task.current) == task.current:
         suggestion = None
-    row: dict[str, Any] = {"id": task.id, "kind": task.kind, "suggested": suggestion is not None,
+    row: dict[str, Any] = {"id": task.id, "kind": task.kind, "direction": direction(task),
+                           "suggested": suggestion is not None,
                            "seconds": seconds, "exact": False, "exact_any": False, "location": False,
                            "location_any": False, "reversal": False, "invalid": invalid, "suggestion": None}
     if suggestion is None or invalid:
@@ -167,13 +176,16 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     def share(group: Sequence[dict[str, Any]], key: str, want: bool = True) -> float | None:
         return sum(bool(r[key]) == want for r in group) / len(group) if group else None
 
+    by_direction = {side: {"related": len(group), "exact": share(group, "exact"), "location": share(group, "location")}
+                    for side in ("below", "above") for group in [[r for r in related if r["direction"] == side]]}
     return {"related": len(related), "exact": share(related, "exact"), "exact_any": share(related, "exact_any"),
             "location": share(related, "location"), "location_any": share(related, "location_any"),
             "suggestion_rate": share(related, "suggested"), "noise": len(noise),
             "no_edit_precision": share(noise, "suggested", want=False),
             "suggestions": len(suggested), "invalid": sum(r["invalid"] for r in rows),
             "reversal_rate": share(suggested, "reversal"),
-            "latency_ms_p50": 1000 * percentile(seconds, 0.5), "latency_ms_p95": 1000 * percentile(seconds, 0.95)}
+            "latency_ms_p50": 1000 * percentile(seconds, 0.5), "latency_ms_p95": 1000 * percentile(seconds, 0.95),
+            "by_direction": by_direction}
 
 
 def run(suggester: Suggester, tasks: Sequence[Task]) -> list[dict[str, Any]]:

@@ -177,6 +177,10 @@ def test_a_perfect_suggester_scores_exact_and_quiet() -> None:
     summary = summarize(run(oracle, TASKS))
     assert summary["exact"] == summary["exact_any"] == summary["location"] == summary["suggestion_rate"] == 1.0
     assert summary["no_edit_precision"] == 1.0 and summary["reversal_rate"] == 0.0
+    sides = summary["by_direction"]
+    assert sides["below"]["related"] + sides["above"]["related"] == summary["related"]
+    assert min(sides["below"]["related"], sides["above"]["related"]) > 0
+    assert sides["below"]["exact"] == sides["above"]["exact"] == 1.0
 
 
 def test_the_silent_suggester_is_quiet_and_never_right() -> None:
