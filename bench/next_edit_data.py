@@ -317,7 +317,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.sdists or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        manifest = build(folder, args.seed)
+        try:
+            manifest = build(folder, args.seed)
+        except (subprocess.CalledProcessError, RuntimeError, ValueError) as error:
+            print(f"bench.next_edit_data: {error}", file=sys.stderr)
+            return 2
     MANIFEST.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     print(f"{manifest['tasks']} tasks ({manifest['related']} related, {manifest['noise']} noise): "
           f"{({p['name']: p['related'] + p['noise'] for p in manifest['packages']})}", file=sys.stderr)
