@@ -40,6 +40,7 @@ from typing import Any, Protocol
 
 from bench.datasets import fixed_subset
 from bench.next_edit_baselines import never, rename
+from bench.next_edit_model import FACTORIES as MODEL_SUGGESTERS
 from bench.next_edit_tasks import DataError, Hunk, Suggestion, Task, changes, load_tasks, tokens
 
 
@@ -58,7 +59,8 @@ class SuggesterOptions:
 
 
 SuggesterFactory = Callable[[SuggesterOptions], Suggester]
-SUGGESTERS: dict[str, SuggesterFactory] = {"none": lambda options: never, "rename": lambda options: rename}
+SUGGESTERS: dict[str, SuggesterFactory] = {"none": lambda options: never, "rename": lambda options: rename,
+                                           **MODEL_SUGGESTERS}
 
 
 def register(name: str) -> Callable[[SuggesterFactory], SuggesterFactory]:

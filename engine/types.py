@@ -51,6 +51,26 @@ class SpanEnd(Protocol):
 
 
 
+class Reference(Protocol):
+    """The text a span replaces, for a span whose result is compared with it (a next edit: is the region worth
+    changing?). Built by infill, which knows the tokenizer; the engine only sees ids. At the first token a
+    span writes that does not keep the text, the engine notes the span's `margin`."""
+
+    @property
+    def text(self) -> str:
+        """The text itself (what a remote engine is sent)."""
+        ...
+
+    def follows(self, written: Sequence[int], token: int) -> bool:
+        """Whether `token`, after the span's first tokens `written` (which keep the text), still keeps it; an
+        end token keeps it only when the text is complete."""
+        ...
+
+    def alternatives(self, written: Sequence[int]) -> frozenset[int]:
+        """The ids that keep the text after `written`; empty when the text is complete (an end keeps it)."""
+        ...
+
+
 @dataclass
 class Stats:
     """`positions`: canvas positions run through the model, over all steps (the compute a cache saves).
@@ -79,9 +99,15 @@ class Stats:
 
 @dataclass(frozen=True)
 class Span:
+    """Canvas positions [start, end) and the ids written there. `margin`, for a span given a reference
+    (`InfillRequest.span_refs`): at the first token that did not keep the reference's text, the model's
+    log-probability of that token minus the best log-probability of a token that kept it (0.0 when that
+    token was written without a forward of its own, as an end run); None when the span kept the text."""
+
     start: int
     end: int
     token_ids: list[int]
+    margin: float | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +124,11 @@ class InfillRequest:
     `span_ends[i]`: for a left-to-right family, when span i's text is complete (`SpanEnd`):
     its masks then become end tokens, as after an end token.
 
+    `span_refs[i]`: the text span i replaces (`Reference`); its result's `Span.margin` says how much the
+    model preferred writing something else. Compared token by token from the span's start, as a family that
+    writes left to right commits them (a family that commits in place gives a margin only where the tokens
+    before the first difference were committed first).
+
     `cancel`: polled before every step while the row still has masks; once it returns True the row leaves
     the batch (it is no longer computed) and the other rows go on. Its result is `cancelled`, with the
     tokens committed so far and masks where none was."""
@@ -109,6 +140,7 @@ class InfillRequest:
     span_leads: tuple[Lead | None, ...] = ()
     span_ends: tuple[SpanEnd | None, ...] = ()
     cancel: Callable[[], bool] | None = None
+    span_refs: tuple[Reference | None, ...] = ()
 
 
 @dataclass

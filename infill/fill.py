@@ -33,7 +33,7 @@ from infill.canvas import (
     line_break_ids,
 )
 from infill.languages import LanguageSpec, get_language
-from infill.leads import SpanLead, TextLead
+from infill.leads import SpanLead, TextLead, TextReference
 from infill.line_deadline import LineDeadline
 from infill.line_shape import ShapeLead, on_blank_line, shape_plans, unshaped_slots
 from infill.postprocess import decode, finish, line_may_grow, span_ids, whole_lines
@@ -64,7 +64,8 @@ class FillOptions:
     `infill.line_deadline`); context: code from other files, formatted, put at the top of the canvas below
     the instruction and never cropped (so a document cache keeps it from one request to the next);
     one_line: an insertion keeps its first line only and never grows into a block (an editor set to
-    single-line suggestions)."""
+    single-line suggestions); compare: each span is compared with the text it replaces, and the result's
+    `margins` say how much the model preferred writing something else (next edits)."""
 
     retries: int = 2
     keep_invalid: bool = False
@@ -74,6 +75,7 @@ class FillOptions:
     line_deadline_ms: int | None = None
     context: str = ""
     one_line: bool = False
+    compare: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,8 @@ class FillResult:
     attempts: int = 1
     rescued: int = 0
     """Spots whose first result broke the parse and whose edit comes from a re-mask round that parses."""
+    margins: list[float | None] = field(default_factory=list)
+    """Per spot, in canvas order, with `FillOptions.compare`: the first attempt's `engine.types.Span.margin`."""
 
 
 @dataclass
@@ -134,6 +138,7 @@ class _Document:
         self.cancelled = False
         self.current: list[int] = []
         self.positions: list[tuple[int, int]] = []
+        self.margins: list[float | None] = []
         self.attempts: list[_Attempt] = []
         self.notes: list[str] = []
         self.bans: list[dict[tuple[int, ...], frozenset[int]]] = [{} for _ in self.canvas.slots]
@@ -195,8 +200,10 @@ class _Document:
     def first_request(self) -> InfillRequest:
         from engine import InfillRequest
 
+        refs = tuple(TextReference(slot.lead + self.job.text[slot.spot.start : slot.spot.end], self.engine.tokenizer)
+                     for slot in self.canvas.slots) if self.options.compare else ()
         return InfillRequest(list(self.canvas.ids), self.job.doc_id, self.max_grow, self._span_stops(),
-                             self._span_leads(), self._span_ends())
+                             self._span_leads(), self._span_ends(), span_refs=refs)
 
     def absorb(self, result: InfillResult) -> None:
         self.stats = self.stats.add(result.stats)
@@ -208,6 +215,7 @@ class _Document:
                     f"the engine returned {len(result.spans)} spans for {len(self.canvas.slots)} spots"
                 )
             self.positions = [(span.start, span.end) for span in result.spans]
+            self.margins = [span.margin for span in result.spans]
         elif self.retried:
             self.positions = moved_spans(self.positions, self.retried, [(s.start, s.end) for s in result.spans])
         if not self.cancelled:
@@ -342,7 +350,7 @@ class _Document:
         rescued = sum(1 for index, edit in enumerate(edits) if best is not first and edit is not None
                       and first.check.where[index] is not None and edit == best.edits[index])
         return FillResult([e for e in edits if e is not None], canvas_ids, self.stats, self.cancelled, self.notes,
-                          len(self.attempts), rescued)
+                          len(self.attempts), rescued, self.margins)
 
 
 def fill_many(

@@ -73,3 +73,39 @@ class TextLead:
 @functools.lru_cache(maxsize=256)
 def _continuations(vocab: tuple[str, ...], rest: str) -> frozenset[int]:
     return frozenset(i for i, s in enumerate(vocab) if s and (s.startswith(rest) or rest.startswith(s)))
+
+
+class TextReference:
+    """`engine.types.Reference` for a text: the text a region holds now, which the engine compares what it
+    writes there with; at the first id that does not spell it, the engine notes how much more likely its
+    token was than the best one that keeps the text (`engine.types.Span.margin`)."""
+
+    def __init__(self, text: str, tokenizer: Any) -> None:
+        self.text = text
+        self.vocab = vocab_texts(tokenizer)
+
+    def _rest(self, written: Sequence[int]) -> str | None:
+        """What of the text remains after `written`; None when `written` no longer spells its start."""
+        done = "".join(self.vocab[t] if t < len(self.vocab) else "" for t in written)
+        return self.text[len(done) :] if self.text.startswith(done) else None
+
+    def follows(self, written: Sequence[int], token: int) -> bool:
+        rest = self._rest(written)
+        if rest is None:
+            return False
+        piece = self.vocab[token] if token < len(self.vocab) else ""
+        return rest.startswith(piece) and (piece != "" or rest == "")
+
+    def alternatives(self, written: Sequence[int]) -> frozenset[int]:
+        rest = self._rest(written)
+        return _prefixes(self.vocab, rest) if rest else frozenset()
+
+    def __repr__(self) -> str:
+        return f"TextReference({self.text!r})"
+
+
+@functools.lru_cache(maxsize=64)
+def _prefixes(vocab: tuple[str, ...], rest: str) -> frozenset[int]:
+    """The ids whose text is a non-empty prefix of `rest` (the first few characters bound the scan)."""
+    head = rest[:1]
+    return frozenset(i for i, s in enumerate(vocab) if s and s[0] == head and rest.startswith(s))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from engine.types import Lead, SpanEnd
+from engine.types import Lead, Reference, SpanEnd
 
 
 @dataclass
@@ -22,6 +22,9 @@ class RowSpans:
     leads: tuple[Lead | None, ...] = ()  # per span, text it must start with
     ends: tuple[SpanEnd | None, ...] = ()  # per span, when its text is complete
     finished: set[int] = field(default_factory=set)  # spans ended by their SpanEnd: never grown
+    refs: tuple[Reference | None, ...] = ()  # per span, the text it replaces (`engine.denoise.margins`)
+    margins: dict[int, float] = field(default_factory=dict)  # per span, once it left its reference
+    kept: dict[int, int] = field(default_factory=dict)  # per span, leading tokens checked to keep it
 
     def stops_of(self, span: int) -> frozenset[int]:
         return self.stops[span] if span < len(self.stops) else frozenset()
@@ -31,6 +34,9 @@ class RowSpans:
 
     def end_of(self, span: int) -> SpanEnd | None:
         return self.ends[span] if span < len(self.ends) else None
+
+    def ref_of(self, span: int) -> Reference | None:
+        return self.refs[span] if span < len(self.refs) else None
 
 
 def find_spans(ids: list[int], mask_id: int) -> list[list[int]]:
@@ -71,7 +77,8 @@ class CanvasBatch:
     def build(cls, canvases: list[list[int]], max_grow: list[int], mask_id: int, pad_id: int, device: torch.device | str,
               stops: list[tuple[frozenset[int], ...]] | None = None,
               leads: list[tuple[Lead | None, ...]] | None = None,
-              ends: list[tuple[SpanEnd | None, ...]] | None = None) -> CanvasBatch:
+              ends: list[tuple[SpanEnd | None, ...]] | None = None,
+              refs: list[tuple[Reference | None, ...]] | None = None) -> CanvasBatch:
         lengths = [len(c) for c in canvases]
         width = max(lengths)
         x = torch.full((len(canvases), width), pad_id, dtype=torch.long)
@@ -82,8 +89,9 @@ class CanvasBatch:
         stops = stops or [()] * len(canvases)
         leads = leads or [()] * len(canvases)
         ends = ends or [()] * len(canvases)
-        rows = [RowSpans(find_spans(ids, mask_id), 0, g, s, ld, e)
-                for ids, g, s, ld, e in zip(canvases, max_grow, stops, leads, ends)]
+        refs = refs or [()] * len(canvases)
+        rows = [RowSpans(find_spans(ids, mask_id), 0, g, s, ld, e, refs=r)
+                for ids, g, s, ld, e, r in zip(canvases, max_grow, stops, leads, ends, refs)]
         live = torch.ones(len(canvases), dtype=torch.bool, device=device)
         return cls(x.to(device), real.to(device), rows, mask_id, pad_id, lengths, live=live)
 

@@ -15,6 +15,7 @@ import torch
 
 from engine.cache.doc_cache import DocKV
 from engine.denoise.canvas_batch import CanvasBatch
+from engine.denoise.margins import record_margins
 from engine.denoise.policies import propose
 from engine.denoise.rows import LoopRows
 from engine.denoise.seam import LoadedModel
@@ -71,7 +72,8 @@ class Denoiser:
         sp = self.special
         return CanvasBatch.build([list(r.canvas) for r in requests], [r.max_grow for r in requests],
                                  sp.mask_id, sp.pad_id, self.loaded.device, [r.span_stops for r in requests],
-                                 [r.span_leads for r in requests], [r.span_ends for r in requests])
+                                 [r.span_leads for r in requests], [r.span_ends for r in requests],
+                                 [r.span_refs for r in requests])
 
     def _start(self, requests: list[InfillRequest], params: DenoiseParams, warm: DocKV | None) -> LoopState:
         family = self.loaded.family
@@ -104,6 +106,7 @@ class Denoiser:
         was_open = open_spans(batch)
         state.changed = new_x != batch.x
         batch.x = new_x
+        record_margins(batch, targets, logits, self.special.end_ids)
         rows.row_step += active.to(rows.row_step.device).long()
         for b, span, extra in grow_spans(batch, was_open, params, rows, self.special.end_ids):
             state.predictor.grew(batch, b, span, extra)

@@ -104,7 +104,8 @@ class LoopState:
     def result(self, b: int, cancelled: bool) -> InfillResult:
         batch = self.batch
         ids = batch.row_ids(b)
-        spans = [Span(s, e, ids[s:e]) for s, e in batch.rows[b].spans]
+        row = batch.rows[b]
+        spans = [Span(s, e, ids[s:e], row.margins.get(i)) for i, (s, e) in enumerate(row.spans)]
         stats = self.rows.stats[b]
         stats.new_tokens = sum(1 for sp in spans for t in sp.token_ids if t not in self.end_ids and t != batch.mask_id)
         stats.seconds = time.perf_counter() - self.started
