@@ -17,17 +17,17 @@ and `DCOMPLETE_VSCODE_SCREENSHOTS=<folder>` copies the screenshots there (docs/e
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from code_server import CHROMIUM, CodeServer
+from code_server import drive
 from vscode_build import package_vsix
 
 from infill.languages import get_language
@@ -144,6 +144,16 @@ def user_settings(model: str, server_log: Path) -> dict[str, Any]:
     }
 
 
+def keep_screenshots(report: dict[str, Any]) -> None:
+    """Checks the driver's screenshots hold a picture and copies them to $DCOMPLETE_VSCODE_SCREENSHOTS."""
+    keep = os.environ.get("DCOMPLETE_VSCODE_SCREENSHOTS")
+    for shot in map(Path, report["screenshots"]):
+        assert shot.stat().st_size > 10_000, shot
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            shutil.copy(shot, Path(keep) / shot.name)
+
+
 @pytest.fixture
 def model(tmp_path: Path) -> str:
     chosen = os.environ.get("DCOMPLETE_VSCODE_MODEL")
@@ -154,46 +164,29 @@ def model(tmp_path: Path) -> str:
 def test_ghost_text_tab_and_fill_holes_in_code_server(
     built_extension: Path, code_server_binary: Path, tmp_path: Path, model: str
 ) -> None:
-    binary = code_server_binary
     vsix = package_vsix(built_extension)
-
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     completion_file, holes_file = workspace / "count_lines.ts", workspace / "shapes.py"
     completion_file.write_text(COMPLETION_SOURCE)
     holes_file.write_text(HOLES_SOURCE)
     server_log, feedback = tmp_path / "server.log", tmp_path / "state" / "dcomplete" / "feedback.jsonl"
-    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "OMP_NUM_THREADS": "1"}
     shots = tmp_path / "screenshots"
     shots.mkdir()
-    code_server = CodeServer.start(binary, tmp_path, workspace, vsix, user_settings(model, server_log), env)
-    try:
-        plan = {
-            "url": f"{code_server.url}?folder={workspace}",
-            "chromium": CHROMIUM,
-            "completionFile": str(completion_file),
-            "completionLine": COMPLETION_LINE,
-            "typed": TYPED,
-            "typeThrough": TYPE_THROUGH,
-            "holesFile": str(holes_file),
-            "readyPattern": rf"{re.escape(Path(model).name)} · cpu",
-            "statusPattern": rf"{re.escape(Path(model).name)} · cpu · \d+(\.\d)? m?s",
-            "screenshots": str(shots),
-            "report": str(tmp_path / "report.json"),
-            "timeoutMs": WAIT_MS,
-        }
-        (tmp_path / "plan.json").write_text(json.dumps(plan))
-        driver = built_extension / "out" / "test" / "e2e" / "codeServer.e2e.js"
-        drive = subprocess.run(
-            ["node", str(driver), str(tmp_path / "plan.json")],
-            check=False, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
-    finally:
-        code_server.close()
-    client_logs = [str(p) for p in tmp_path.glob("user-data/logs/*/exthost*/dcomplete.dcomplete/*.log")]
-    logs = f"server log: {server_log}; extension log: {client_logs}; code-server log: {code_server.log}"
-    assert drive.returncode == 0, f"{drive.stderr.strip()[-3000:]}\n{logs}"
-    report = json.loads(Path(plan["report"]).read_text())
+    plan = {
+        "completionFile": str(completion_file),
+        "completionLine": COMPLETION_LINE,
+        "typed": TYPED,
+        "typeThrough": TYPE_THROUGH,
+        "holesFile": str(holes_file),
+        "readyPattern": rf"{re.escape(Path(model).name)} · cpu",
+        "statusPattern": rf"{re.escape(Path(model).name)} · cpu · \d+(\.\d)? m?s",
+        "screenshots": str(shots),
+        "timeoutMs": WAIT_MS,
+    }
+    driver = built_extension / "out" / "test" / "e2e" / "codeServer.e2e.js"
+    settings = user_settings(model, server_log)
+    report, logs = drive(code_server_binary, tmp_path, workspace, vsix, settings, driver, plan)
     messages = sent_messages(server_log)
     assert re.fullmatch(plan["statusPattern"], report["status"]), report["status"]
 
@@ -229,9 +222,96 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(
     assert report["afterHoles"] == apply_edits(HOLES_SOURCE, edits), logs
     assert HOLE_MARKER not in report["afterHoles"]
 
-    keep = os.environ.get("DCOMPLETE_VSCODE_SCREENSHOTS")
-    for shot in map(Path, report["screenshots"]):
-        assert shot.stat().st_size > 10_000, shot
-        if keep:
-            Path(keep).mkdir(parents=True, exist_ok=True)
-            shutil.copy(shot, Path(keep) / shot.name)
+    keep_screenshots(report)
+
+
+# Next edits: the user replaces JsonResponse by self.render on one line; the server's next edit does the
+# same on another line that still has it (tests/lsp/test_next_edits_e2e.py, the same file).
+NEXT_EDIT_SOURCE = '''from app.http import JsonResponse
+
+
+class UserView(View):
+    def get(self, request, user_id):
+        user = self.store.find(user_id)
+        if user is None:
+            return JsonResponse({"error": "not found"}, status=404)
+        return JsonResponse(user.to_dict())
+
+    def delete(self, request, user_id):
+        self.store.remove(user_id)
+        return JsonResponse({"deleted": user_id})
+'''
+OLD_NAME, NEW_NAME, EDIT_LINE = "JsonResponse", "self.render", 8  # 1-based
+INDENT_SOURCE = "def total(values):\nreturn sum(values)\n"  # Tab at the start of line 2 indents it
+
+
+def inline_edits(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every edit the server sent in a textDocument/copilotInlineEdit result."""
+    results = [m.get("result") for m in messages]
+    return [edit for r in results if isinstance(r, dict) and isinstance(r.get("edits"), list) for edit in r["edits"]]
+
+
+@pytest.mark.slow
+def test_next_edit_tab_to_jump_tab_to_apply_in_code_server(
+    built_extension: Path, code_server_binary: Path, tmp_path: Path
+) -> None:
+    vsix = package_vsix(built_extension)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    views, indent_file = workspace / "views.py", workspace / "total.py"
+    views.write_text(NEXT_EDIT_SOURCE)
+    indent_file.write_text(INDENT_SOURCE)
+    server_log, feedback = tmp_path / "server.log", tmp_path / "state" / "dcomplete" / "feedback.jsonl"
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    plan = {
+        "file": str(views),
+        "editLine": EDIT_LINE,
+        "editColumn": NEXT_EDIT_SOURCE.split("\n")[EDIT_LINE - 1].index(OLD_NAME) + 1,
+        "oldText": OLD_NAME,
+        "newText": NEW_NAME,
+        "indentFile": str(indent_file),
+        "indentLine": 2,
+        "readyPattern": "default · cpu",
+        "screenshots": str(shots),
+        "timeoutMs": WAIT_MS,
+    }
+    # The bundled model, eager next edits, and no ghost text: Tab is never VS Code's to take here.
+    settings = {**user_settings("default", server_log), "dcomplete.nextEdit.aggressiveness": "high",
+                "editor.inlineSuggest.enabled": False}
+    driver = built_extension / "out" / "test" / "e2e" / "nextEdit.e2e.js"
+    report, logs = drive(code_server_binary, tmp_path, workspace, vsix, settings, driver, plan)
+
+    # The second Tab applied exactly the edit the server sent, and ran its command: the server counted it.
+    accepted = [e for e in map(json.loads, feedback.read_text().splitlines()) if e["event"] == "accepted"]
+    assert len(accepted) == 1, f"the accept command ran {len(accepted)} times; {logs}"
+    sent = inline_edits(sent_messages(server_log))
+    [edit] = [e for e in sent if e["command"]["arguments"] == [accepted[0]["itemId"]]]
+    # after the edit was dismissed, "Show the next edit" asked again and got the same edit
+    assert [(e["range"], e["text"]) for e in sent[:2]] == [(edit["range"], edit["text"])] * 2, sent
+    edited = NEXT_EDIT_SOURCE.replace(f'{OLD_NAME}({{"error"', f'{NEW_NAME}({{"error"', 1)  # the user's edit
+    after = report["afterApply"]
+    assert after == apply_edits(edited, [{"range": edit["range"], "newText": edit["text"]}]), logs
+    start = edit["range"]["start"]
+    target = start["line"]
+    assert target != EDIT_LINE - 1 and OLD_NAME in edited.split("\n")[target], edit
+    assert NEW_NAME in after.split("\n")[target] and after.count(OLD_NAME) == edited.count(OLD_NAME) - 1
+    ast.parse(after)
+    assert "'textDocument/didShowInlineEdit' received" in server_log.read_text(), logs
+
+    # What the page showed: the old name struck through with the new one after it on the target line and
+    # the status bar's "Tab to jump"; nothing after Escape; the same again after "Show the next edit"; the
+    # cursor on the target line after the first Tab, then "Tab to apply".
+    shown = report["shown"]
+    assert shown["hint"].endswith(f"Tab to jump to line {target + 1}"), shown
+    assert "".join(shown["struck"]) == OLD_NAME, shown
+    assert [line for line in shown["lines"] if OLD_NAME + NEW_NAME in line], shown
+    assert report["afterEscape"] == {"hints": [], "struck": []}, report
+    assert report["shownAgain"] == shown, report
+    assert report["jumpedTo"] == f"Ln {target + 1}, Col {start['character'] + 1}", report
+    assert report["hintAtTarget"].endswith("Tab to apply next edit"), report
+
+    # With no next edit shown, Tab does what it always did.
+    assert report["hintBeforeIndent"] == [], report
+    assert report["afterIndent"] == INDENT_SOURCE.replace("\nreturn", "\n    return"), report
+    keep_screenshots(report)

@@ -26,6 +26,7 @@ import {
 import { nextEditSettings } from "./settings";
 
 export const NEXT_EDIT_COMMANDS = {
+  show: "dcomplete.nextEdit.show",
   jumpOrApply: "dcomplete.nextEdit.jumpOrApply",
   dismiss: "dcomplete.nextEdit.dismiss",
 } as const;
@@ -99,6 +100,7 @@ export class NextEditController implements vscode.Disposable {
       this.hint,
       vscode.commands.registerCommand(NEXT_EDIT_COMMANDS.jumpOrApply, () => this.jumpOrApply()),
       vscode.commands.registerCommand(NEXT_EDIT_COMMANDS.dismiss, () => this.dismiss()),
+      vscode.commands.registerCommand(NEXT_EDIT_COMMANDS.show, () => this.showNow()),
       vscode.workspace.onDidChangeTextDocument((event) => this.onDidChange(event)),
       vscode.window.onDidChangeActiveTextEditor(() => this.dismiss()),
       vscode.window.onDidChangeTextEditorSelection((event) => {
@@ -142,10 +144,23 @@ export class NextEditController implements vscode.Disposable {
     this.inFlight = undefined;
   }
 
-  private async request(editor: vscode.TextEditor): Promise<void> {
+  /** Asks at once, whatever the last change, and says so when the server has nothing to show. */
+  private async showNow(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || !this.host.attached(editor.document)) return;
+    this.dismiss();
+    if ((await this.request(editor)) === "none") {
+      vscode.window.setStatusBarMessage("$(info) dcomplete: no next edit here", 4000);
+    }
+  }
+
+  /** Asks for `editor`'s next edit and shows it: "shown", "none" (the server has none, or no answer), or
+   * "superseded" (the document or the active editor changed meanwhile, or a newer request replaced it). */
+  private async request(editor: vscode.TextEditor): Promise<"shown" | "none" | "superseded"> {
     this.timer = undefined;
     const client = this.host.client();
-    if (!client?.isRunning() || vscode.window.activeTextEditor !== editor) return;
+    if (!client?.isRunning()) return "none";
+    if (vscode.window.activeTextEditor !== editor) return "superseded";
     const document = editor.document;
     const version = document.version;
     const uri = client.code2ProtocolConverter.asUri(document.uri);
@@ -155,21 +170,24 @@ export class NextEditController implements vscode.Disposable {
     try {
       result = await client.sendRequest(INLINE_EDIT_REQUEST, inlineEditParams(uri, version, editor.selection.active), source.token);
     } catch (error) {
-      if (!source.token.isCancellationRequested) this.host.output.warn(`next edit request failed: ${(error as Error).message}`);
-      return;
+      if (source.token.isCancellationRequested) return "superseded";
+      this.host.output.warn(`next edit request failed: ${(error as Error).message}`);
+      return "none";
     } finally {
       if (this.inFlight === source) this.inFlight = undefined;
     }
     const stale = source.token.isCancellationRequested || document.version !== version || vscode.window.activeTextEditor !== editor;
     source.dispose();
+    if (stale) return "superseded";
     const edit = parseInlineEdits(result);
-    if (stale || !edit || edit.uri !== uri || edit.version !== version) return;
+    if (!edit || edit.uri !== uri || edit.version !== version) return "none";
     const range = toRange(edit.range);
     if (!document.validateRange(range).isEqual(range)) {
       this.host.output.warn(`next edit range ${JSON.stringify(edit.range)} is outside ${uri}; not shown`);
-      return;
+      return "none";
     }
     this.show({ editor, edit }, client);
+    return "shown";
   }
 
   private show(shown: Shown, client: LanguageClient): void {
