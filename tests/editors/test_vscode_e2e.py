@@ -8,10 +8,14 @@ then compares the files on disk with exactly what the server sent, read from the
 (`--verbose` logs every message it sends), and which suggestion was accepted from the server's
 feedback log (the accept command VS Code runs carries the item's id).
 
+The next-edit driver (test/e2e/nextEdit.e2e.ts) replaces a name by typing, with the bundled model (the
+one-token checkpoint proposes no such edit), and follows the next edit the server draws on another line:
+Escape, "dcomplete: Show the next edit", Tab to jump, Tab to apply; then Tab indents in another file.
+
 Installs on first use, cached for later runs: code-server into ~/.cache/dcomplete/ (see code_server.py)
 and, when missing, Chromium, ripgrep and libkrb5-dev with apt-get (as root; CI runs as root).
-The default model is a checkpoint that writes one identifier token everywhere, so every suggestion
-parses and the test is deterministic. `DCOMPLETE_VSCODE_MODEL=default` runs it with the bundled model
+The ghost-text test's default model is a checkpoint that writes one identifier token everywhere, so every
+suggestion parses and the test is deterministic. `DCOMPLETE_VSCODE_MODEL=default` runs it with the bundled model
 and `DCOMPLETE_VSCODE_SCREENSHOTS=<folder>` copies the screenshots there (docs/editors.md, README).
 """
 
