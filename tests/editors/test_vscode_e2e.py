@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from vscode_build import package_vsix
 
 from infill.languages import get_language
 from tests.support.checkpoints import make_one_token_checkpoint
+from tests.support.next_edit_source import EDIT_LINE, EDITED, NEW, OLD, TEXT
 
 # Ghost text in a TypeScript file (the holes stay Python: both kinds of language in one run). The
 # one-token model's `xxxx` after `text.` is a property, so the edit parses and the server (which drops
@@ -158,6 +160,37 @@ def keep_screenshots(report: dict[str, Any]) -> None:
             shutil.copy(shot, Path(keep) / shot.name)
 
 
+@dataclass(frozen=True)
+class Folders:
+    """Where one test's files go: the workspace VS Code opens, the server's log, the accept/reject log."""
+
+    workspace: Path
+    server_log: Path
+    feedback: Path
+
+
+def folders(tmp_path: Path, files: dict[str, str]) -> Folders:
+    """A workspace under `tmp_path` holding `files` (name -> text)."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    for name, text in files.items():
+        (workspace / name).write_text(text)
+    return Folders(workspace, tmp_path / "server.log", tmp_path / "state" / "dcomplete" / "feedback.jsonl")
+
+
+def run_driver(
+    built_extension: Path, binary: Path, tmp_path: Path, where: Folders, driver: str, settings: dict[str, Any],
+    plan: dict[str, Any],
+) -> tuple[dict[str, Any], str]:
+    """Runs the compiled `driver` (test/e2e/<driver>.e2e.ts) on `plan` in code-server with the packaged
+    extension; screenshots go to `tmp_path`/screenshots."""
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    script = built_extension / "out" / "test" / "e2e" / f"{driver}.e2e.js"
+    plan = {**plan, "screenshots": str(shots), "timeoutMs": WAIT_MS}
+    return drive(binary, tmp_path, where.workspace, package_vsix(built_extension), settings, script, plan)
+
+
 @pytest.fixture
 def model(tmp_path: Path) -> str:
     chosen = os.environ.get("DCOMPLETE_VSCODE_MODEL")
@@ -168,29 +201,19 @@ def model(tmp_path: Path) -> str:
 def test_ghost_text_tab_and_fill_holes_in_code_server(
     built_extension: Path, code_server_binary: Path, tmp_path: Path, model: str
 ) -> None:
-    vsix = package_vsix(built_extension)
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    completion_file, holes_file = workspace / "count_lines.ts", workspace / "shapes.py"
-    completion_file.write_text(COMPLETION_SOURCE)
-    holes_file.write_text(HOLES_SOURCE)
-    server_log, feedback = tmp_path / "server.log", tmp_path / "state" / "dcomplete" / "feedback.jsonl"
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
+    where = folders(tmp_path, {"count_lines.ts": COMPLETION_SOURCE, "shapes.py": HOLES_SOURCE})
     plan = {
-        "completionFile": str(completion_file),
+        "completionFile": str(where.workspace / "count_lines.ts"),
         "completionLine": COMPLETION_LINE,
         "typed": TYPED,
         "typeThrough": TYPE_THROUGH,
-        "holesFile": str(holes_file),
+        "holesFile": str(where.workspace / "shapes.py"),
         "readyPattern": rf"{re.escape(Path(model).name)} · cpu",
         "statusPattern": rf"{re.escape(Path(model).name)} · cpu · \d+(\.\d)? m?s",
-        "screenshots": str(shots),
-        "timeoutMs": WAIT_MS,
     }
-    driver = built_extension / "out" / "test" / "e2e" / "codeServer.e2e.js"
+    server_log, feedback = where.server_log, where.feedback
     settings = user_settings(model, server_log)
-    report, logs = drive(code_server_binary, tmp_path, workspace, vsix, settings, driver, plan)
+    report, logs = run_driver(built_extension, code_server_binary, tmp_path, where, "codeServer", settings, plan)
     messages = sent_messages(server_log)
     assert re.fullmatch(plan["statusPattern"], report["status"]), report["status"]
 
@@ -229,23 +252,8 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(
     keep_screenshots(report)
 
 
-# Next edits: the user replaces JsonResponse by self.render on one line; the server's next edit does the
-# same on another line that still has it (tests/lsp/test_next_edits_e2e.py, the same file).
-NEXT_EDIT_SOURCE = '''from app.http import JsonResponse
-
-
-class UserView(View):
-    def get(self, request, user_id):
-        user = self.store.find(user_id)
-        if user is None:
-            return JsonResponse({"error": "not found"}, status=404)
-        return JsonResponse(user.to_dict())
-
-    def delete(self, request, user_id):
-        self.store.remove(user_id)
-        return JsonResponse({"deleted": user_id})
-'''
-OLD_NAME, NEW_NAME, EDIT_LINE = "JsonResponse", "self.render", 8  # 1-based
+# Next edits: the user replaces JsonResponse with self.render on one line; the server's next edit does the
+# same on another line that still has it (tests/support/next_edit_source.py).
 INDENT_SOURCE = "def total(values):\nreturn sum(values)\n"  # Tab at the start of line 2 indents it
 
 
@@ -259,47 +267,36 @@ def inline_edits(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_next_edit_tab_to_jump_tab_to_apply_in_code_server(
     built_extension: Path, code_server_binary: Path, tmp_path: Path
 ) -> None:
-    vsix = package_vsix(built_extension)
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    views, indent_file = workspace / "views.py", workspace / "total.py"
-    views.write_text(NEXT_EDIT_SOURCE)
-    indent_file.write_text(INDENT_SOURCE)
-    server_log, feedback = tmp_path / "server.log", tmp_path / "state" / "dcomplete" / "feedback.jsonl"
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
+    where = folders(tmp_path, {"views.py": TEXT, "total.py": INDENT_SOURCE})
     plan = {
-        "file": str(views),
-        "editLine": EDIT_LINE,
-        "editColumn": NEXT_EDIT_SOURCE.split("\n")[EDIT_LINE - 1].index(OLD_NAME) + 1,
-        "oldText": OLD_NAME,
-        "newText": NEW_NAME,
-        "indentFile": str(indent_file),
+        "file": str(where.workspace / "views.py"),
+        "editLine": EDIT_LINE + 1,
+        "editColumn": TEXT.split("\n")[EDIT_LINE].index(OLD) + 1,
+        "oldText": OLD,
+        "newText": NEW,
+        "indentFile": str(where.workspace / "total.py"),
         "indentLine": 2,
         "readyPattern": "default · cpu",
-        "screenshots": str(shots),
-        "timeoutMs": WAIT_MS,
     }
     # The bundled model, eager next edits, and no ghost text: Tab is never VS Code's to take here.
-    settings = {**user_settings("default", server_log), "dcomplete.nextEdit.aggressiveness": "high",
+    settings = {**user_settings("default", where.server_log), "dcomplete.nextEdit.aggressiveness": "high",
                 "editor.inlineSuggest.enabled": False}
-    driver = built_extension / "out" / "test" / "e2e" / "nextEdit.e2e.js"
-    report, logs = drive(code_server_binary, tmp_path, workspace, vsix, settings, driver, plan)
+    report, logs = run_driver(built_extension, code_server_binary, tmp_path, where, "nextEdit", settings, plan)
+    server_log = where.server_log
 
     # The second Tab applied exactly the edit the server sent, and ran its command: the server counted it.
-    accepted = [e for e in map(json.loads, feedback.read_text().splitlines()) if e["event"] == "accepted"]
+    accepted = [e for e in map(json.loads, where.feedback.read_text().splitlines()) if e["event"] == "accepted"]
     assert len(accepted) == 1, f"the accept command ran {len(accepted)} times; {logs}"
     sent = inline_edits(sent_messages(server_log))
     [edit] = [e for e in sent if e["command"]["arguments"] == [accepted[0]["itemId"]]]
     # after the edit was dismissed, "Show the next edit" asked again and got the same edit
     assert [(e["range"], e["text"]) for e in sent[:2]] == [(edit["range"], edit["text"])] * 2, sent
-    edited = NEXT_EDIT_SOURCE.replace(f'{OLD_NAME}({{"error"', f'{NEW_NAME}({{"error"', 1)  # the user's edit
     after = report["afterApply"]
-    assert after == apply_edits(edited, [{"range": edit["range"], "newText": edit["text"]}]), logs
+    assert after == apply_edits(EDITED, [{"range": edit["range"], "newText": edit["text"]}]), logs
     start = edit["range"]["start"]
     target = start["line"]
-    assert target != EDIT_LINE - 1 and OLD_NAME in edited.split("\n")[target], edit
-    assert NEW_NAME in after.split("\n")[target] and after.count(OLD_NAME) == edited.count(OLD_NAME) - 1
+    assert target != EDIT_LINE and OLD in EDITED.split("\n")[target], edit
+    assert NEW in after.split("\n")[target] and after.count(OLD) == EDITED.count(OLD) - 1
     ast.parse(after)
     assert "'textDocument/didShowInlineEdit' received" in server_log.read_text(), logs
 
@@ -308,8 +305,8 @@ def test_next_edit_tab_to_jump_tab_to_apply_in_code_server(
     # cursor on the target line after the first Tab, then "Tab to apply".
     shown = report["shown"]
     assert shown["hint"].endswith(f"Tab to jump to line {target + 1}"), shown
-    assert "".join(shown["struck"]) == OLD_NAME, shown
-    assert [line for line in shown["lines"] if OLD_NAME + NEW_NAME in line], shown
+    assert "".join(shown["struck"]) == OLD, shown
+    assert [line for line in shown["lines"] if OLD + NEW in line], shown
     assert report["afterEscape"] == {"hints": [], "struck": []}, report
     assert report["shownAgain"] == shown, report
     assert report["jumpedTo"] == f"Ln {target + 1}, Col {start['character'] + 1}", report

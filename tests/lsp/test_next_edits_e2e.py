@@ -13,22 +13,9 @@ from lsp_harness import Session, start_server
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from tests.support.next_edit_source import EDIT_LINE, EDITED, NEW, OLD, TEXT
+
 URI = "file:///work/views.py"
-TEXT = '''from app.http import JsonResponse
-
-
-class UserView(View):
-    def get(self, request, user_id):
-        user = self.store.find(user_id)
-        if user is None:
-            return JsonResponse({"error": "not found"}, status=404)
-        return JsonResponse(user.to_dict())
-
-    def delete(self, request, user_id):
-        self.store.remove(user_id)
-        return JsonResponse({"deleted": user_id})
-'''
-OLD, NEW = "JsonResponse", "self.render"
 
 
 async def request(server: Session, line: int, character: int, version: int | None = None) -> dict[str, Any]:
@@ -58,10 +45,10 @@ async def test_an_edit_is_followed_where_its_old_text_still_stands(tmp_path: Pat
     async with start_server(tmp_path, {"model": "default", "nextEdit": {"aggressiveness": "high"}}) as server:
         assert server.init.capabilities.experimental["nextEdits"]["copilotInlineEdit"] is True
         await server.open(URI, TEXT)
-        line = 7
+        line = EDIT_LINE
         column = TEXT.split("\n")[line].index(OLD)
         await server.edit(URI, (line, column), (line, column + len(OLD)), NEW)
-        text = TEXT.replace(OLD + '({"error"', NEW + '({"error"', 1)
+        text = EDITED
 
         result = await asyncio.wait_for(request(server, line, column + len(NEW)), 180)
         (edit,) = result["edits"]
