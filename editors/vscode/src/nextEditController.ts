@@ -191,6 +191,7 @@ export class NextEditController implements vscode.Disposable {
   }
 
   private show(shown: Shown, client: LanguageClient): void {
+    this.clear();
     const { editor, edit } = shown;
     const view = viewOf(edit, editor.document.getText(toRange(edit.range)));
     const hover = new vscode.MarkdownString(`**${HELP}**`);
