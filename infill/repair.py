@@ -23,6 +23,7 @@ from infill.positions import ByteMap
 from infill.postprocess import token_offsets
 from infill.scope import Read, Unbound, scope_reads, unresolved
 from infill.spots import Edit, Spot
+from infill.stand_ins import neutral_text, parses_apart
 from infill.syntax import error_nodes, error_points
 
 REMASK_MARGIN = 2
@@ -60,6 +61,8 @@ def _parse_baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot]) -> Bas
         neutral = neutral_text(text, spots, spec, stand_in)
         if neutral is not None and first_error(neutral, spec) is None:
             return Baseline(True)
+    if parses_apart(text, spots, spec):
+        return Baseline(True)
     tried: list[str] = []
     for stand_in, where, candidate in statement_texts(text, spots, spec):
         if first_error(candidate, spec) is None:
@@ -71,29 +74,6 @@ def _parse_baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot]) -> Bas
     tree = spec.parse(text)
     bytemap = ByteMap(text)
     return Baseline(False, len(error_nodes(tree)), frozenset(bytemap.to_offset(p) for p in error_points(tree)))
-
-
-def neutral_text(text: str, spots: Sequence[Spot], spec: LanguageSpec, stand_in: str | None = None) -> str | None:
-    """`text` with each range a spot replaces standing for nothing: `stand_in` (the row's `empty_statement`
-    unless given; one of its `stand_in_lines` for a marker whose line opened or closed a block) where the
-    range starts a line (a hole marker after its indentation, whole lines), nothing elsewhere, its trailing
-    line breaks kept. None when no spot replaces anything (an insertion leaves the text as it is)."""
-    stand_in = spec.empty_statement if stand_in is None else stand_in
-    replacing = sorted((s for s in spots if s.end > s.start), key=lambda s: s.start)
-    if not replacing:
-        return None
-    pieces = []
-    cursor = 0
-    for spot in replacing:
-        replaced = text[spot.start : spot.end]
-        line_start = text.rfind("\n", 0, spot.start) + 1
-        starts_line = not text[line_start : spot.start].strip()
-        lead = replaced[: len(replaced) - len(replaced.lstrip(" \t"))]
-        breaks = replaced[len(replaced.rstrip("\r\n")) :]
-        pieces += [text[cursor : spot.start], lead + (stand_in if starts_line else "") + breaks]
-        cursor = spot.end
-    pieces.append(text[cursor:])
-    return "".join(pieces)
 
 
 def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> Iterator[tuple[str, str, str]]:
