@@ -92,7 +92,9 @@ def _scoping(spec: LanguageSpec) -> Scoping:
 class _Index:
     """Every binding of one tree, by name, and the name nodes that are not reads (bindings, skips)."""
 
-    def __init__(self, tree: tree_sitter.Tree, spec: LanguageSpec) -> None:
+    def __init__(self, tree: tree_sitter.Tree, spec: LanguageSpec, within: tuple[int, int] | None = None) -> None:
+        """`within`: only the matches that touch that byte range (what a range binds, to skip the rest when
+        it binds nothing: the whole tree's matches cost 0.25 s on a file of 15,000 lines)."""
         self.tree = tree
         self.scoping = _scoping(spec)
         self._kinds = self.scoping.functions | self.scoping.blocks
@@ -100,7 +102,10 @@ class _Index:
         self.by_name: dict[str, list[_Binding]] = {}
         self.not_reads: set[int] = set()
         bindings, _ = _queries(spec)
-        for _, captures in tree_sitter.QueryCursor(bindings).matches(self.root):
+        cursor = tree_sitter.QueryCursor(bindings)
+        if within is not None:
+            cursor.set_byte_range(*within)
+        for _, captures in cursor.matches(self.root):
             declaration = captures["binding"][0] if "binding" in captures else None
             for node in captures.get("skip", []):
                 self.not_reads.add(node.start_byte)
@@ -163,6 +168,10 @@ class _Index:
                 return _LATER if any(b.declared for b in here) else None
         return None
 
+    def names_bound(self, low: int, high: int) -> set[str]:
+        """The names of the bindings whose name lies in [low, high) (bytes)."""
+        return {b.name for group in self.by_name.values() for b in group if low <= b.start < high}
+
     def is_read(self, node: tree_sitter.Node) -> bool:
         return node.type in self.scoping.names and node.start_byte not in self.not_reads
 
@@ -181,13 +190,15 @@ def scope_reads(text: str, spec: LanguageSpec, spots: Sequence[Spot]) -> tuple[R
     tree = spec.parse(text)
     if tree.root_node.has_error:
         return ()
-    index = _Index(tree, spec)
     bytemap, lines = ByteMap(text), LineIndex(text)
+    bounds = [(bytemap.to_byte(s.start), bytemap.to_byte(s.end)) for s in ranges]
+    if not any(_Index(tree, spec, (low, high)).names_bound(low, high) for low, high in bounds):
+        return ()
+    index = _Index(tree, spec)
     _, names = _queries(spec)
     found: list[Read] = []
-    for spot in ranges:
-        low, high = bytemap.to_byte(spot.start), bytemap.to_byte(spot.end)
-        bound = {b.name for group in index.by_name.values() for b in group if low <= b.start < high}
+    for spot, (low, high) in zip(ranges, bounds):
+        bound = index.names_bound(low, high)
         if not bound:
             continue
         cursor = tree_sitter.QueryCursor(names)
