@@ -10,7 +10,8 @@ lines (`--lines FILE:A-B`), which bind names the code after them reads (infill.s
 filled (no marker left, or lines changed) and parsing, kept (the marker, or the lines as they were: the
 CLI's notes say why), or broken (neither: what must never happen); `unbinding`, the files with a result
 that parsed but no longer defined a name the code after it reads (retried, then dropped unless a retry kept
-it); and the pass@1 of the filled files, each run with its tests in bench.humaneval_exec's sandbox (a file
+it); `written_unbound`, the files written that leave such a read unbound (what the check prevents: 0 unless
+the CLI runs without it); and the pass@1 of the filled files, each run with its tests in bench.humaneval_exec's sandbox (a file
 that kept its marker or its lines counts as failing). The last line is JSON (`marker_kept` counts the
 files kept either way).
 """
@@ -28,7 +29,10 @@ from pathlib import Path
 from bench.datasets import InfillTask, fixed_subset, load_humaneval
 from bench.humaneval_exec import check_program, run_programs
 from infill.holes import find_holes
+from infill.languages import get_language
+from infill.scope import scope_reads, unresolved
 from infill.settle import note_reason
+from infill.windows import plan_regenerate
 
 
 def hole_file(task: InfillTask) -> str:
@@ -42,6 +46,15 @@ def middle_lines(task: InfillTask) -> tuple[int, int]:
     """The 1-based lines the middle spans in the task's whole file."""
     first = task.prefix.count("\n") + 1
     return first, first + max(task.middle.rstrip("\n").count("\n"), 0)
+
+
+def unbinds(before: str, after: str, lines: tuple[int, int]) -> bool:
+    """Whether `after` (`before` with the lines regenerated) leaves a read after them of a name they bound
+    resolving to nothing (infill.scope, on its own: what a CLI without the check would have written)."""
+    spec = get_language("python")
+    reads = scope_reads(before, spec, [plan_regenerate(before, *lines, spec)])
+    shift = len(after) - len(before)
+    return after != before and any(unresolved(after, spec, [(read, read.offset + shift) for read in reads]))
 
 
 def parses(text: str) -> bool:
@@ -86,13 +99,15 @@ def main(argv: list[str] | None = None) -> int:
     filled = [not k and parses(text) for k, text in zip(kept, after)]
     broken = [not f and not k for f, k in zip(filled, kept)]
     unbinding = sum(1 for path in paths if results.get(path.name, {}).get("unbinding"))
+    written_unbound = sum(args.regenerate and unbinds(old, new, middle_lines(task))
+                          for old, new, task in zip(before, after, tasks))
     programs = [check_program(text, task.test, task.entry_point) for text, task in zip(after, tasks)]
     outcomes = run_programs(programs, workers=args.workers)
     passed = [r.passed and f for r, f in zip(outcomes, filled)]
     what = "regenerated middles" if args.regenerate else "hole files"
     print(f"{len(tasks)} HumanEval {args.split}-line {what}, one `dcomplete refactor --write` (model {args.model})")
-    print(f"filled and parsing {sum(filled)}, kept {sum(kept)}, broken {sum(broken)}, unbinding {unbinding}; "
-          f"pass@1 {sum(passed)}")
+    print(f"filled and parsing {sum(filled)}, kept {sum(kept)}, broken {sum(broken)}, unbinding {unbinding}, "
+          f"written unbound {written_unbound}; pass@1 {sum(passed)}")
     reasons: dict[str, int] = {}
     for path, keep in zip(paths, kept):
         if keep:
@@ -104,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({"benchmark": "holes", "model": args.model, "split": args.split,
                       "regenerate": args.regenerate, "tasks": len(tasks), "seed": args.seed,
                       "filled_parsing": sum(filled), "marker_kept": sum(kept),
-                      "broken": sum(broken), "unbinding": unbinding, "pass_at_1": sum(passed) / len(tasks),
+                      "broken": sum(broken), "unbinding": unbinding, "written_unbound": written_unbound, "pass_at_1": sum(passed) / len(tasks),
                       "kept_reasons": reasons}))
     return 0
 

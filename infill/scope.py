@@ -181,9 +181,9 @@ def _text(node: tree_sitter.Node) -> str:
 
 
 def scope_reads(text: str, spec: LanguageSpec, spots: Sequence[Spot]) -> tuple[Read, ...]:
-    """For each spot that replaces text: the reads after it that resolve to a binding inside it. None for
-    a language without scoping rules, or a document whose tree has an error (a tree that recovered from
-    one may bind what the code does not)."""
+    """For each spot that replaces text: the reads after it that resolve to a binding inside it. None at
+    all for a language without scoping rules, or a document whose tree has an error (a tree that recovered
+    from one may bind what the code does not)."""
     ranges = [s for s in spots if s.end > s.start]
     if spec.scoping is None or not spec.has_grammar or not ranges:
         return ()
@@ -228,6 +228,6 @@ def unresolved(filled: str, spec: LanguageSpec, reads: Sequence[tuple[Read, int]
     for read, offset in reads:
         at = bytemap.to_byte(offset)
         node = tree.root_node.named_descendant_for_byte_range(at, at + len(read.name.encode("utf-8")))
-        found = node is not None and index.is_read(node) and _text(node) == read.name
-        verdicts.append(found and node is not None and index.resolve(node) is None)
+        same = node is not None and index.is_read(node) and _text(node) == read.name
+        verdicts.append(same and node is not None and index.resolve(node) is None)
     return verdicts
