@@ -16,21 +16,8 @@ from editor_server import server_command, server_settings
 from nvim_ghost import apply_text_edits
 from nvim_session import NvimSession
 
-VIEWS = '''from app.http import JsonResponse
+from tests.support.next_edit_sample import NEW, OLD, VIEWS
 
-
-class UserView(View):
-    def get(self, request, user_id):
-        user = self.store.find(user_id)
-        if user is None:
-            return JsonResponse({"error": "not found"}, status=404)
-        return JsonResponse(user.to_dict())
-
-    def delete(self, request, user_id):
-        self.store.remove(user_id)
-        return JsonResponse({"deleted": user_id})
-'''
-OLD, NEW = "JsonResponse", "self.render"
 EDITED_LINE = 8  # 1-based: `return JsonResponse({"error": ...` is where the user makes the change
 FIRST_ANSWER_S = 300.0  # the bundled model loads first (tens of seconds on a busy 2-core machine)
 ANSWER_S = 180.0

@@ -3,6 +3,7 @@
 --- key jumps there and, pressed again, applies it and asks for the next. Typing hides it and cancels the
 --- request: no next edit while the user writes (insert mode is for completions).
 local keys = require('dcomplete.keys')
+local pending = require('dcomplete.pending')
 local server = require('dcomplete.server')
 local text = require('dcomplete.text')
 local view = require('dcomplete.next_edit_view')
@@ -11,7 +12,6 @@ local M = {}
 
 M.METHOD = 'textDocument/copilotInlineEdit'
 local DID_SHOW = 'textDocument/didShowInlineEdit'
-local REQUEST_CANCELLED = -32800
 local TRIGGER_AUTOMATIC = 2
 
 ---@class (private) dcomplete.NextEditShown
@@ -23,8 +23,7 @@ local TRIGGER_AUTOMATIC = 2
 
 ---@class (private) dcomplete.NextEditState
 ---@field config dcomplete.Config
----@field timer? uv.uv_timer_t
----@field request? {client_id: integer, id: integer}
+---@field pending dcomplete.Pending
 ---@field shown? dcomplete.NextEditShown
 ---@field drawn_row? integer The cursor row the hint was drawn for.
 ---@field own_tick? integer changedtick right after applying an edit (the TextChanged that follows is ours).
@@ -53,15 +52,6 @@ local function typing()
   return vim.api.nvim_get_mode().mode:match('^[iR]') ~= nil
 end
 
-local function cancel_request(state)
-  local request = state.request
-  state.request = nil
-  local client = request and vim.lsp.get_client_by_id(request.client_id)
-  if client then
-    client:cancel_request(request.id)
-  end
-end
-
 local function hide(bufnr, state)
   state.shown, state.drawn_row = nil, nil
   view.clear(bufnr)
@@ -71,10 +61,7 @@ end
 local function clear(bufnr)
   local state = states[bufnr]
   if state then
-    cancel_request(state)
-    if state.timer then
-      state.timer:stop()
-    end
+    state.pending:stop()
     hide(bufnr, state)
   end
 end
@@ -148,26 +135,14 @@ function M.request(bufnr)
     return false
   end
   ---@cast client vim.lsp.Client
-  cancel_request(state)
   local sent = { uri = vim.uri_from_bufnr(bufnr), version = version_of(bufnr) }
   local params = {
     textDocument = sent,
     position = vim.lsp.util.make_position_params(0, client.offset_encoding).position,
     context = { triggerKind = TRIGGER_AUTOMATIC },
   }
-  local id
-  local ok, request_id = client:request(M.METHOD, params, function(err, result)
-    if states[bufnr] ~= state or not state.request or state.request.id ~= id then
-      return
-    end
-    state.request = nil
-    if err then
-      if err.code ~= REQUEST_CANCELLED then
-        vim.notify_once('dcomplete: next edit failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.WARN)
-      end
-      return
-    end
-    if vim.api.nvim_get_current_buf() ~= bufnr or typing() then
+  return state.pending:send(client, M.METHOD, params, bufnr, 'next edit', function(result)
+    if states[bufnr] ~= state or vim.api.nvim_get_current_buf() ~= bufnr or typing() then
       return
     end
     hide(bufnr, state)
@@ -175,28 +150,17 @@ function M.request(bufnr)
     if item then
       M.show(bufnr, item, client.offset_encoding, client.id)
     end
-  end, bufnr)
-  if ok then
-    id = request_id
-    state.request = { client_id = client.id, id = request_id }
-  end
-  return ok
+  end)
 end
 
 --- Asks after `debounce_ms` of quiet; a newer call restarts the wait.
 local function schedule(bufnr)
   local state = states[bufnr]
-  state.timer = state.timer or vim.uv.new_timer()
-  state.timer:stop()
-  state.timer:start(
-    state.config.next_edit.debounce_ms,
-    0,
-    vim.schedule_wrap(function()
-      if states[bufnr] == state then
-        M.request(bufnr)
-      end
-    end)
-  )
+  state.pending:after(state.config.next_edit.debounce_ms, function()
+    if states[bufnr] == state then
+      M.request(bufnr)
+    end
+  end)
 end
 
 --- Where the jump puts the cursor: the edit's start, on a character (normal mode).
@@ -291,7 +255,7 @@ function M.attach(bufnr, config)
   if states[bufnr] then
     return
   end
-  local state = { config = config }
+  local state = { config = config, pending = pending.new() }
   states[bufnr] = state
   local group = vim.api.nvim_create_augroup(augroup_name(bufnr), { clear = true })
   local function on(events, callback)
@@ -336,9 +300,7 @@ function M.detach(bufnr)
     return
   end
   clear(bufnr)
-  if state.timer then
-    state.timer:close()
-  end
+  state.pending:close()
   states[bufnr] = nil
   pcall(vim.api.nvim_del_augroup_by_name, augroup_name(bufnr))
   for _, lhs in pairs(state.config.next_edit.keymaps) do
