@@ -285,7 +285,7 @@ case('place_of converts UTF-16 ranges to byte columns and refuses ranges outside
   eq(next_edit.place_of(buf, { start = { line = 2, character = 0 }, ['end'] = { line = 2, character = 0 } }, 'y\n', 'utf-16').start_row, 2)
 end)
 
-case('next_edit options: defaults, overrides, and one error naming a bad one', function()
+case('next_edit options: defaults, overrides, one error naming a bad one; either side turns them off', function()
   local c = config.resolve({ next_edit = { debounce_ms = 500, keymaps = { dismiss = false } } })
   eq(c.next_edit, { enabled = true, debounce_ms = 500, keymaps = { jump_or_apply = '<Tab>', dismiss = false } })
   eq(config.resolve({}).next_edit.debounce_ms, 300)
@@ -294,6 +294,10 @@ case('next_edit options: defaults, overrides, and one error naming a bad one', f
   raises(function() config.resolve({ next_edit = { debounce_ms = -1 } }) end, '`next_edit.debounce_ms` must be')
   raises(function() config.resolve({ next_edit = { keymaps = { apply = '<CR>' } } }) end, 'unknown next_edit keymap `apply`')
   raises(function() config.resolve({ next_edit = 'off' }) end, '`next_edit` must be a table')
+  eq(next_edit.turned_off(config.resolve({})), false)
+  eq(next_edit.turned_off(config.resolve({ settings = { nextEdit = { aggressiveness = 'high' } } })), false)
+  eq(next_edit.turned_off(config.resolve({ settings = { nextEdit = { enabled = false } } })), true)
+  eq(next_edit.turned_off(config.resolve({ next_edit = { enabled = false } })), true)
 end)
 
 io.stdout:write(('%d failed\n'):format(failures))

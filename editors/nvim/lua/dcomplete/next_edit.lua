@@ -37,15 +37,23 @@ local function version_of(bufnr)
   return vim.lsp.util.buf_versions[bufnr]
 end
 
---- On when the plugin option and the server setting allow it and the server answers the method.
-local function enabled(config, client)
+--- Whether the plugin option or the server setting turned next edits off.
+---@param config dcomplete.Config
+function M.turned_off(config)
   local settings = config.settings.nextEdit
-  if not config.next_edit.enabled or (type(settings) == 'table' and settings.enabled == false) or not client then
-    return false
-  end
+  return not config.next_edit.enabled or (type(settings) == 'table' and settings.enabled == false)
+end
+
+--- Whether `client`'s server answers textDocument/copilotInlineEdit.
+---@param client vim.lsp.Client
+function M.announced(client)
   local experimental = client.server_capabilities and client.server_capabilities.experimental
-  local announced = type(experimental) == 'table' and experimental.nextEdits
-  return type(announced) == 'table' and announced.copilotInlineEdit == true
+  local next_edits = type(experimental) == 'table' and experimental.nextEdits
+  return type(next_edits) == 'table' and next_edits.copilotInlineEdit == true
+end
+
+local function enabled(config, client)
+  return client ~= nil and not M.turned_off(config) and M.announced(client)
 end
 
 local function typing()
