@@ -13,22 +13,10 @@ from lsp_harness import Session, start_server
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from tests.support.next_edit_sample import NEW, OLD, VIEWS
+
 URI = "file:///work/views.py"
-TEXT = '''from app.http import JsonResponse
-
-
-class UserView(View):
-    def get(self, request, user_id):
-        user = self.store.find(user_id)
-        if user is None:
-            return JsonResponse({"error": "not found"}, status=404)
-        return JsonResponse(user.to_dict())
-
-    def delete(self, request, user_id):
-        self.store.remove(user_id)
-        return JsonResponse({"deleted": user_id})
-'''
-OLD, NEW = "JsonResponse", "self.render"
+TEXT = VIEWS
 
 
 async def request(server: Session, line: int, character: int, version: int | None = None) -> dict[str, Any]:
