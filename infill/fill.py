@@ -4,8 +4,10 @@ All spots of one document share one canvas (one denoising run); several document
 `fill_many` go to the engine as one batch. A result that breaks the parse (`infill.repair`) is revised
 and denoised again, at most `FillOptions.retries` times: re-masked around the first new error, or, for an
 engine that writes left to right, re-decoded from the first offending token with what it wrote there
-banned (`infill.bans`). The attempt with the fewest added errors wins, and `infill.settle` cuts back or
-drops whatever of it still breaks the parse, unless `keep_invalid` is set.
+banned (`infill.bans`). A result that parses but no longer defines a name the code after it reads
+(`infill.scope`) counts as one that breaks the parse, at the end of its text. The attempt with the fewest
+added errors wins, and `infill.settle` cuts back or drops whatever of it still breaks the parse, unless
+`keep_invalid` is set.
 """
 
 from __future__ import annotations
@@ -99,6 +101,9 @@ class FillResult:
     attempts: int = 1
     rescued: int = 0
     """Spots whose first result broke the parse and whose edit comes from a re-mask round that parses."""
+    unbinding: int = 0
+    """Spots with a result (in any attempt) that parsed but no longer defined a name the code after it reads
+    (`infill.scope`): retried as a result that breaks the parse is, and dropped if no attempt keeps it."""
     margins: list[float | None] = field(default_factory=list)
     """Per spot, in canvas order, with `FillOptions.compare`: the first attempt's `engine.types.Span.margin`."""
 
@@ -349,8 +354,10 @@ class _Document:
             self.notes.extend(notes)
         rescued = sum(1 for index, edit in enumerate(edits) if best is not first and edit is not None
                       and first.check.where[index] is not None and edit == best.edits[index])
+        unbinding = sum(1 for index in range(len(edits))
+                        if any(a.check.unbound and a.check.unbound[index] is not None for a in self.attempts))
         return FillResult([e for e in edits if e is not None], canvas_ids, self.stats, self.cancelled, self.notes,
-                          len(self.attempts), rescued, self.margins)
+                          len(self.attempts), rescued, unbinding, self.margins)
 
 
 def fill_many(

@@ -16,6 +16,34 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 @dataclass(frozen=True)
+class Scoping:
+    """How a language binds names, for the scope check of a regenerated range (`infill.scope`).
+
+    - `bindings`: a tree-sitter query whose captures are `@name` (a name bound in the innermost scope
+      around it), `@hoisted` (bound in the innermost function scope: JavaScript's `var`), `@outer` (a
+      declaration's own name, bound in the scope around the declaration, which is captured as `@binding`:
+      `def f`, `function f`), `@pattern` (a destructuring pattern or a declarator: every name in it;
+      `@hoisted_pattern` likewise hoisted), `@binding` (the node at whose end the match's names are bound,
+      so `x = x + 1` reads the old `x`; each name's own end without it) and `@skip` (names that neither
+      bind nor read: an attribute, a keyword argument, a module path);
+    - `names`: node types of a name, bound or read (`identifier`);
+    - `patterns`: node types a `@pattern` is walked through to its names, except for children in the
+      fields `unwalked` (default values, array sizes, a pattern's type);
+    - `functions` and `blocks`: node types that open a scope: a function's (parameters, `var`, and every
+      binding of a language without block scope) and a block's (`let`, `const`, a local variable);
+      `closed`: scopes that do not see the bindings around them (Ruby's `def`, PHP's `function`).
+    """
+
+    bindings: str
+    names: frozenset[str]
+    patterns: frozenset[str] = frozenset()
+    unwalked: frozenset[str] = frozenset({"right"})
+    functions: frozenset[str] = frozenset()
+    blocks: frozenset[str] = frozenset()
+    closed: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class LanguageSpec:
     """One language: its grammar and what the window planner and post-processing reason about.
 
@@ -42,6 +70,8 @@ class LanguageSpec:
     - `header_keywords`: where every line that opens a block starts with one of a few keywords (Python's
       compound statements), those keywords: a line that must open a block is held to them
       (`infill.line_shape`); empty where other lines may open one (`xs.map(x => {`);
+    - `scoping`: how it binds names (`Scoping`), for the check that a regenerated range still defines
+      the names the code after it reads (`infill.scope`); None: no scope check;
     `grammar_module` None means no grammar: line windows only and no parse check.
     """
 
@@ -65,6 +95,7 @@ class LanguageSpec:
     empty_statement: str = ""
     stand_in_lines: tuple[str, ...] = ()
     header_keywords: frozenset[str] = frozenset()
+    scoping: Scoping | None = None
 
     @property
     def has_grammar(self) -> bool:

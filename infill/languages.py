@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 
-from infill.language_spec import PLAIN_TEXT, LanguageSpec, UnsupportedLanguage
+from infill.language_spec import PLAIN_TEXT, LanguageSpec, Scoping, UnsupportedLanguage
 from infill.language_table import ROWS
 
-__all__ = ["LANGUAGES", "PLAIN_TEXT", "LanguageSpec", "UnsupportedLanguage", "editor_language_ids", "get_language",
-           "language_for_file", "language_for_path", "language_or_plain"]
+__all__ = ["LANGUAGES", "PLAIN_TEXT", "LanguageSpec", "Scoping", "UnsupportedLanguage", "editor_language_ids",
+           "get_language", "language_for_file", "language_for_path", "language_or_plain"]
 
 LANGUAGES: dict[str, LanguageSpec] = {spec.id: spec for spec in (*ROWS, PLAIN_TEXT)}
 _BY_NAME: dict[str, LanguageSpec] = {name: spec for spec in LANGUAGES.values() for name in spec.names}

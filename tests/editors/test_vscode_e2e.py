@@ -37,7 +37,7 @@ from vscode_build import package_vsix
 
 from infill.languages import get_language
 from tests.support.checkpoints import make_one_token_checkpoint
-from tests.support.next_edit_source import EDIT_LINE, EDITED, NEW, OLD, TEXT
+from tests.support.next_edit_sample import NEW, OLD, VIEWS
 
 # Ghost text in a TypeScript file (the holes stay Python: both kinds of language in one run). The
 # one-token model's `xxxx` after `text.` is a property, so the edit parses and the server (which drops
@@ -253,7 +253,9 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(
 
 
 # Next edits: the user replaces JsonResponse with self.render on one line; the server's next edit does the
-# same on another line that still has it (tests/support/next_edit_source.py).
+# same on another line that still has it (tests/support/next_edit_sample.py).
+EDIT_LINE = 7  # 0-based
+EDITED = VIEWS.replace(OLD + '({"error"', NEW + '({"error"', 1)  # the text after the user's edit
 INDENT_SOURCE = "def total(values):\nreturn sum(values)\n"  # Tab at the start of line 2 indents it
 
 
@@ -267,11 +269,11 @@ def inline_edits(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_next_edit_tab_to_jump_tab_to_apply_in_code_server(
     built_extension: Path, code_server_binary: Path, tmp_path: Path
 ) -> None:
-    where = folders(tmp_path, {"views.py": TEXT, "total.py": INDENT_SOURCE})
+    where = folders(tmp_path, {"views.py": VIEWS, "total.py": INDENT_SOURCE})
     plan = {
         "file": str(where.workspace / "views.py"),
         "editLine": EDIT_LINE + 1,
-        "editColumn": TEXT.split("\n")[EDIT_LINE].index(OLD) + 1,
+        "editColumn": VIEWS.split("\n")[EDIT_LINE].index(OLD) + 1,
         "oldText": OLD,
         "newText": NEW,
         "indentFile": str(where.workspace / "total.py"),

@@ -398,3 +398,44 @@ def test_a_row_run_again_for_its_logits_keeps_its_cached_keys(anchored):
     assert int(ran[0]) >= 1 and logits.shape[0] == 3  # the row before the gap ran, with the mask rows
     assert all(torch.equal(layer.k[0, :, gap - 1], m) and bool((layer.v[0, :, gap - 1] == -7.0).all())
                for layer, m in zip(predictor.kv.layers, marked))
+
+
+class _IdsReference:
+    """`engine.types.Reference` over token ids (the text a span replaces, as ids)."""
+
+    def __init__(self, ids: list[int]) -> None:
+        self.ids, self.text = ids, ""
+
+    def follows(self, written, token) -> bool:
+        return len(written) < len(self.ids) and self.ids[len(written)] == token
+
+    def alternatives(self, written) -> frozenset[int]:
+        return frozenset(self.ids[len(written) : len(written) + 1])
+
+
+def test_a_span_s_margin_is_the_base_s_preference_where_it_leaves_its_reference(anchored):
+    """With the adapter off the loop is the base's greedy decoding, so the margin can be checked against
+    transformers' Llama: at the first written token that leaves the reference, log p(written) - log p(the
+    reference's token), from the prefix plus the tokens both share."""
+    sp, tok = anchored.special, anchored.tokenizer
+    prefix = [sp.bos_id] + tok.encode("def area(w, h):\n    return")
+    canvas = prefix + [sp.mask_id] * 6 + tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id]
+    params = DenoiseParams(adapter=False, fill_after_eos=False)
+    written = anchored.infill([InfillRequest(canvas)], params)[0].spans[0].token_ids
+    other = next(t for t in range(5, 50) if t not in (written[2], sp.eos_id, sp.pad_id, sp.mask_id))
+    reference = [*written[:2], other, *written[3:]]
+    kept, left = (anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(ids),))], params)[0].spans[0]
+                  for ids in (written, reference))
+    assert kept.margin is None and left.token_ids == written  # a reference never changes what is written
+    with torch.no_grad():
+        logits = _reference_llama(anchored)(torch.tensor([prefix + written[:2]])).logits[0, -1]
+    scores = torch.log_softmax(logits.float(), -1)
+    assert left.margin == pytest.approx(float(scores[written[2]] - scores[other]), abs=1e-3)
+    assert left.margin > 0
+    # with the adapter on, drafting or one token a step: the margin comes from the same logits
+    one_a_step, drafted = (anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(reference),))], p)[0]
+                           for p in (DenoiseParams.reference().with_(fill_after_eos=False),
+                                     DenoiseParams(fill_after_eos=False)))
+    assert drafted.spans[0].token_ids == one_a_step.spans[0].token_ids
+    assert drafted.spans[0].margin is not None
+    assert drafted.spans[0].margin == pytest.approx(one_a_step.spans[0].margin, abs=1e-5)

@@ -13,9 +13,10 @@ from lsp_harness import Session, start_server
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.support.next_edit_source import EDIT_LINE, EDITED, NEW, OLD, TEXT
+from tests.support.next_edit_sample import NEW, OLD, VIEWS
 
 URI = "file:///work/views.py"
+TEXT = VIEWS
 
 
 async def request(server: Session, line: int, character: int, version: int | None = None) -> dict[str, Any]:
@@ -45,10 +46,10 @@ async def test_an_edit_is_followed_where_its_old_text_still_stands(tmp_path: Pat
     async with start_server(tmp_path, {"model": "default", "nextEdit": {"aggressiveness": "high"}}) as server:
         assert server.init.capabilities.experimental["nextEdits"]["copilotInlineEdit"] is True
         await server.open(URI, TEXT)
-        line = EDIT_LINE
+        line = 7
         column = TEXT.split("\n")[line].index(OLD)
         await server.edit(URI, (line, column), (line, column + len(OLD)), NEW)
-        text = EDITED
+        text = TEXT.replace(OLD + '({"error"', NEW + '({"error"', 1)
 
         result = await asyncio.wait_for(request(server, line, column + len(NEW)), 180)
         (edit,) = result["edits"]
