@@ -9,8 +9,9 @@ Neovim plugins built for it (copilot-lsp, copilot.lua, sidekick.nvim) work uncha
 `edits` are alternatives, not a sequence: the best next edit comes first (one, today). After applying one, a
 client runs its `command` (`workspace/executeCommand`), which marks the change it made as an accepted
 suggestion in the history; `textDocument/didShowInlineEdit` {item: {command: {arguments: [id]}}} says it was
-shown. No answer while the user is still typing in the document (an open burst of edits), and none that
-undoes their last edit or touches the lines they are typing (`infill.next_edit`).
+shown. An edit never touches the lines of the user's last edit (the text being typed, even while its burst
+is open) and never undoes it (`infill.next_edit`); when to ask is the client's (after a pause in typing, as
+the editors here do), or the server waits `nextEdit.debounceMs` for a newer request.
 """
 
 from __future__ import annotations

@@ -63,11 +63,6 @@ class EditHistory:
         if self._burst is not None and now - self._burst.at > self.pause_s:
             self._close()
 
-    def typing(self, uri: str, now: float) -> bool:
-        """Whether a burst in `uri` is still open at `now` (the user is typing there)."""
-        burst = self._burst
-        return burst is not None and burst.uri == uri and now - burst.at <= self.pause_s
-
     def forget(self, uri: str) -> None:
         """Drop a closed document's edits."""
         if self._burst is not None and self._burst.uri == uri:
