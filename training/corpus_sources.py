@@ -161,8 +161,8 @@ def npm_sources(rejected: Rejected, skipped: dict[str, int]) -> Iterator[Source]
 def debian_sources(rejected: Rejected, skipped: dict[str, int]) -> Iterator[Source]:
     for name, _ in read_list(DEBIAN_LIST):
         folder = DEBIAN_DIR / name
-        if not any(folder.glob("*.dsc")):
-            rejected.append({"package": f"debian {name}", "reason": "not downloaded (no such source package?)"})
+        if not debian_source.complete(folder):
+            rejected.append({"package": f"debian {name}", "reason": "not downloaded: the mirror reached from here answered 404 for its tarballs"})
             continue
         package = debian_source.read(folder)
         for reason, count in package.skipped.items():

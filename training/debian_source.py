@@ -55,15 +55,15 @@ class Apt:
     def download(self, name: str, folder: Path) -> Path | None:
         """The package's source files (.dsc, orig and debian tarballs) in folder/NAME; None when apt fails."""
         target = folder / name
-        if _complete(target):
+        if complete(target):
             return target
         target.mkdir(parents=True, exist_ok=True)
         result = subprocess.run(["apt-get", *self.options, "source", "--download-only", name], cwd=target,
                                 capture_output=True, text=True, timeout=900, check=False)
-        return target if result.returncode == 0 and _complete(target) else None
+        return target if result.returncode == 0 and complete(target) else None
 
 
-def _complete(folder: Path) -> bool:
+def complete(folder: Path) -> bool:
     """The .dsc and at least one upstream tarball are there (the mirror reached from here answers 404 for
     some packages' tarballs after serving their .dsc)."""
     return folder.is_dir() and any(folder.glob("*.dsc")) and any(ORIG.search(p.name) for p in folder.iterdir())
@@ -105,13 +105,16 @@ def licence_of(path: str, paragraphs: list[Paragraph]) -> str | None:
     return found
 
 
-def _tar_members(archive: Path) -> list[tuple[str, bytes]]:
+def _tar_members(archive: Path, strip: bool = True) -> list[tuple[str, bytes]]:
+    """(path, bytes) of the archive's debian/copyright and source files; `strip`: paths without their
+    first folder (an upstream tarball's NAME-VERSION/)."""
     out = []
     with tarfile.open(archive) as tf:
         for member in tf.getmembers():
             if not member.isfile():
                 continue
-            relative = str(PurePosixPath(*PurePosixPath(member.name).parts[1:]))
+            parts = PurePosixPath(member.name).parts
+            relative = str(PurePosixPath(*parts[1:])) if strip and len(parts) > 1 else member.name
             wanted = relative == "debian/copyright" or PurePosixPath(relative).suffix in LANGUAGES
             handle = tf.extractfile(member) if wanted else None
             if handle is not None:
@@ -123,8 +126,9 @@ def read(folder: Path) -> Package:
     dsc = sorted(folder.glob("*.dsc"))
     name, _, version = dsc[0].stem.partition("_") if dsc else (folder.name, "", "?")
     origs = sorted(a for a in folder.iterdir() if ORIG.search(a.name))
-    debian = [m for a in folder.iterdir() if re.search(r"\.debian\.tar\.(gz|xz|bz2)$", a.name) for m in _tar_members(a)]
-    copyright_text = next((data.decode("utf-8", "replace") for path, data in debian if path == "copyright"), None)
+    debian = [m for a in folder.iterdir() if re.search(r"\.debian\.tar\.(gz|xz|bz2)$", a.name)
+              for m in _tar_members(a, strip=False)]
+    copyright_text = next((data.decode("utf-8", "replace") for path, data in debian if path == "debian/copyright"), None)
     if copyright_text is None:
         copyright_text = next((data.decode("utf-8", "replace") for a in origs
                                for path, data in _tar_members(a) if path == "debian/copyright"), None)

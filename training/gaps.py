@@ -60,17 +60,22 @@ class Corpus:
     """A split of the corpus (corpus_cache/corpus/<split>.jsonl), tokenized lazily, one file at a time.
     `languages` restricts it to files of those languages (None: all)."""
 
-    def __init__(self, path: Path, tokenizer: Any, languages: frozenset[str] | None = None) -> None:
+    def __init__(self, path: Path, tokenizer: Any, shares: dict[str, float] | None = None) -> None:
         self.tokenizer = tokenizer
         records = [json.loads(line) for line in path.open(encoding="utf-8")]
-        records = [r for r in records if languages is None or r.get("language", "python") in languages]
         self.texts = [r["text"] for r in records]
         self.packages = [r.get("package", "") for r in records]
         self.paths = [r.get("path", "") for r in records]
         self.languages = [r.get("language", "python") for r in records]
         sizes = np.asarray([len(t) for t in self.texts], dtype=np.float64)
-        self.weights = (sizes / max(sizes.sum(), 1.0)).tolist()
-        self.cumulative = np.cumsum(self.weights)
+        if shares:  # each language its share, files within it by size; languages not named are left out
+            totals: dict[str, float] = {}
+            for size, language in zip(sizes, self.languages):
+                totals[language] = totals.get(language, 0.0) + size
+            present = {k: v for k, v in shares.items() if totals.get(k)}
+            sizes = np.asarray([size / totals[lang] * present[lang] if lang in present else 0.0
+                                for size, lang in zip(sizes, self.languages)])
+        self.cumulative = np.cumsum(sizes / max(sizes.sum(), 1e-12))
         self._files: dict[int, TokFile] = {}
         self._nodes: dict[int, list[tuple[int, int]]] = {}
 

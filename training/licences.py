@@ -12,7 +12,7 @@ import re
 
 FAMILIES = (
     ("MIT", re.compile(r"\bMIT\b|\bExpat\b|\bX11\b", re.IGNORECASE)),
-    ("BSD", re.compile(r"\bBSD\b|0BSD", re.IGNORECASE)),
+    ("BSD", re.compile(r"\bBSD|0BSD", re.IGNORECASE)),
     ("Apache-2.0", re.compile(r"Apache", re.IGNORECASE)),
     ("ISC", re.compile(r"\bISC\b", re.IGNORECASE)),
     ("PSF-2.0", re.compile(r"\bPSF\b|Python Software Foundation|\bPython-2\.0\b", re.IGNORECASE)),
@@ -20,7 +20,7 @@ FAMILIES = (
 )
 COPYLEFT = re.compile(r"\b(L?GPL|AGPL|MPL|Mozilla|EUPL|CDDL|EPL|Eclipse|SA)\b|General Public|copyleft", re.IGNORECASE)
 _OR = re.compile(r"\s+or\s+|\s*\|\s*|\s*/\s*", re.IGNORECASE)
-_EXCEPTION = re.compile(r"\s+with\s+[\w.+-]*exception", re.IGNORECASE)  # Apache-2.0 WITH LLVM-exception
+_EXCEPTION = re.compile(r"\s+with\s+[\w .+-]*?exception", re.IGNORECASE)  # Apache-2.0 WITH LLVM-exception
 _AND = re.compile(r"\s+and\s+|\s*,\s*|\s+with\s+", re.IGNORECASE)
 
 

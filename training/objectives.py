@@ -28,24 +28,28 @@ from training.next_edit_examples import EditExample, edit_window
 from training.packed import Rows, build_rows
 
 OBJECTIVES = ("single", "multi", "header", "end", "next_edit")
-DEFAULT_MIX = "single=0.3,multi=0.3,header=0.2,end=0.1,next_edit=0.1"
+DEFAULT_MIX = "single=0.25,multi=0.3,header=0.2,end=0.15,next_edit=0.1"
 
 
-def parse_mix(text: str) -> dict[str, float]:
-    """`name=share,...` -> shares summing to 1 (names from OBJECTIVES; a share of 0 turns one off)."""
+def parse_shares(text: str, flag: str, names: tuple[str, ...] | None = None) -> dict[str, float]:
+    """`name=share,...` -> shares summing to 1 (names from `names` when given; a share of 0 leaves one out)."""
     shares: dict[str, float] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, _, value = part.partition("=")
-        if name not in OBJECTIVES:
-            raise SystemExit(f"--mix {text!r}: unknown objective {name!r} (known: {', '.join(OBJECTIVES)})")
+        if names is not None and name not in names:
+            raise SystemExit(f"{flag} {text!r}: unknown name {name!r} (known: {', '.join(names)})")
         try:
             shares[name] = float(value)
         except ValueError:
-            raise SystemExit(f"--mix {text!r}: share of {name!r} is not a number") from None
+            raise SystemExit(f"{flag} {text!r}: share of {name!r} is not a number") from None
     total = sum(shares.values())
     if total <= 0 or any(v < 0 for v in shares.values()):
-        raise SystemExit(f"--mix {text!r}: shares must be >= 0 and not all 0")
+        raise SystemExit(f"{flag} {text!r}: shares must be >= 0 and not all 0")
     return {k: v / total for k, v in shares.items() if v > 0}
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    return parse_shares(text, "--mix", OBJECTIVES)
 
 
 @dataclass(frozen=True)
@@ -132,9 +136,10 @@ class Sampler:
             end = int(tf.offsets[b]) if b < len(tf.offsets) else len(text)
             return uses_header(text[int(tf.offsets[a]) : end], header_names(header, text[start : int(tf.offsets[a])]))
 
-        chosen = [g for g in candidates if helped(g)]
-        chosen += rng.sample([g for g in candidates if g not in chosen],
-                             min(len(candidates) - len(chosen), max(0, self.shape.points - len(chosen))))
+        helpful = [helped(g) for g in candidates]
+        chosen = [g for g, h in zip(candidates, helpful) if h]
+        others = [g for g, h in zip(candidates, helpful) if not h]
+        chosen += rng.sample(others, min(len(others), max(0, self.shape.points - len(chosen))))
         if not chosen:
             return None
         header_ids = np.asarray(self.corpus.tokenizer.encode(header, add_special_tokens=False), dtype=ids.dtype)

@@ -28,17 +28,21 @@ from typing import Any
 
 import numpy as np
 import torch
+from safetensors.torch import load_file
 
 from engine.models.anchored import AdapterShape
 from training import next_edit_examples, precision
 from training.evaluate import EvalSet, evaluate
 from training.gaps import Corpus
 from training.headers import Headers
-from training.objectives import DEFAULT_MIX, Sampler, Shape, parse_mix
+from training.objectives import DEFAULT_MIX, Sampler, Shape, parse_mix, parse_shares
 from training.packed import loss_of, packed_logits
 from training.run_folder import BASE, RunFolder, build_model, export, load_compact
 
 CACHE = Path(__file__).resolve().parents[1] / "corpus_cache"
+DEFAULT_LANGUAGES = "python=0.5,javascript=0.13,typescript=0.04,java=0.13,c=0.06,cpp=0.05,go=0.05,rust=0.04"
+"""Half Python (HumanEval, SantaCoder-Python and the repository benchmark are Python), JavaScript and Java
+next (SantaCoder's other two languages), the rest so that no language is new to the model."""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -49,6 +53,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--trees", type=Path, default=CACHE / "trees", help="the corpus laid out by package (headers)")
     p.add_argument("--edits", type=Path, default=CACHE / "next_edit", help="next-edit examples {train,val}.jsonl")
     p.add_argument("--mix", default=DEFAULT_MIX, help="objective shares, name=share,...")
+    p.add_argument("--languages", default=DEFAULT_LANGUAGES,
+                   help="corpus shares by language, name=share,... (files within a language by size); '' = by size")
     p.add_argument("--steps", type=int, default=4000, help="optimizer steps the schedule spans")
     p.add_argument("--minutes", type=float, default=60.0, help="CPU minutes this invocation trains (evals excluded)")
     p.add_argument("--threads", type=int, default=1)
@@ -70,6 +76,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--resume", action="store_true", help="continue from the run folder's state.pt")
     p.add_argument("--resume-from", type=Path, help="continue from a compact state folder (RunFolder.save_compact)")
     p.add_argument("--init-from", type=Path, help="start from another run's best adapter (fresh optimizer and schedule)")
+    p.add_argument("--init-adapter", type=Path, help="start from an adapter file (engine/default_model/adapter.safetensors)")
     p.add_argument("--right-bias", type=float, help="set the committed rows' right-context bias to this at the start")
     p.add_argument("--bench", type=float, help="train this many CPU seconds, print throughput, save nothing")
     p.add_argument("--export", type=Path, help="write the best adapter into this model folder and exit")
@@ -134,11 +141,15 @@ def main(argv: list[str] | None = None) -> None:
         rng.setstate((saved["rng"][0], tuple(saved["rng"][1]), saved["rng"][2]))
     elif args.init_from:
         model.adapter.load_state_dict(RunFolder(args.init_from).load_best()["adapter"])
+    elif args.init_adapter:
+        model.adapter.load_state_dict({k: v.float() for k, v in load_file(str(args.init_adapter)).items()})
     if args.right_bias is not None and not (args.resume or args.resume_from):
         with torch.no_grad():
             model.adapter.right_bias.fill_(args.right_bias)
     shape = Shape(args.window, args.points, args.mask_blocks, args.block_masks)
-    train_corpus, val_corpus = Corpus(args.corpus / "train.jsonl", tokenizer), Corpus(args.corpus / "val.jsonl", tokenizer)
+    shares = parse_shares(args.languages, "--languages") if args.languages else None
+    train_corpus = Corpus(args.corpus / "train.jsonl", tokenizer, shares)
+    val_corpus = Corpus(args.corpus / "val.jsonl", tokenizer, shares)
     sampler = Sampler(train_corpus, special, shape, Headers(train_corpus, args.trees, tokenizer),
                       next_edit_examples.load("train", args.edits))
     autocast = precision.autocast(dtype, device)
