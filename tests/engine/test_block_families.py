@@ -193,3 +193,20 @@ def test_int8_weights_swap_the_fused_projections_and_leave_the_experts(family, e
     assert len(dense) == (1 if family == "llada2" else len(layers))
     out = engine.infill([_canvases(engine)[0]], DenoiseParams.fast())[0]
     assert engine.special.mask_id not in out.canvas
+
+
+def test_growth_keeps_every_row_s_pads():
+    """A row's pads (after its canvas) survive another row's growth, and move with their own row's text."""
+    from engine.denoise.canvas_batch import CanvasBatch
+
+    m = 2
+    batch = CanvasBatch.build([[1, 5, m, m, 6, 0], [1, m, 7, 0]], [8, 8], m, 0, "cpu")
+    batch.widen(9)
+    batch.x[0, 6:9] = torch.tensor([m, 44, m])
+    batch.rows[0].pads = 3
+    batch.grow(1, 0, 2)
+    assert batch.x[0, :9].tolist() == [1, 5, m, m, 6, 0, m, 44, m]
+    assert batch.row_ids(1) == [1, m, m, m, 7, 0] and batch.rows[1].spans == [[1, 4]]
+    batch.grow(0, 0, 1)
+    assert batch.x[0].tolist() == [1, 5, m, m, m, 6, 0, m, 44, m]
+    assert batch.row_ids(0) == [1, 5, m, m, m, 6, 0] and int(batch.masked[0].sum()) == 3
