@@ -112,7 +112,8 @@ class BlockCommit:
             if int(high.sum()) >= count:
                 chosen[mine[high]] = True
             else:
-                chosen[mine[c.topk(min(count, mine.numel())).indices]] = True
+                # the first of equal confidences, as Fast-dLLM v2's argmax takes it
+                chosen[mine[c.sort(descending=True, stable=True).indices[:count]]] = True
         new_x = batch.x.clone()
         new_x[rows_c, cols_c] = torch.where(chosen, tokens, batch.x[rows_c, cols_c])
         self._end_spans(batch, new_x)

@@ -17,7 +17,10 @@ order with the rest); what they decode is dropped. LLaDA2 runs `min(steps, gen_l
 (`minimal_topk` 1). One quirk is left out: when a step's count exceeds the masks left in a block (a first
 block holding few masks, with fewer steps than tokens in a block), SDAR's `torch.topk` also picks positions
 that are not masks and overwrites them, prompt tokens included; here, as in LLaDA2's code, a step commits
-at most the masks left. SDAR's published settings (a step per token) never reach it.
+at most the masks left. SDAR's published settings (a step per token) never reach it. And one bug: after a
+prompt of exactly one block, Fast-dLLM v2's samplers prefill nothing (`if input_ids.shape[1] > block_size`)
+yet run each block alone against that empty cache, so the prompt is never read; here, as the engine does,
+such a prompt is read like a longer one and the next block's first token comes from its last row.
 Both recompute the whole sequence every step; the official code caches complete blocks, which is exact
 for a block-causal model, so the tokens are the same.
 """
@@ -158,12 +161,12 @@ def block_generate(net: Network, prompt: list[int], gen_length: int, block: int,
 
 def fast_dllm_generate(net: Network, prompt: list[int], max_new_tokens: int, block: int, small: int,
                        threshold: float, mask_id: int, stop_ids: set[int]) -> list[int]:
-    """Fast-dLLM v2's sampler: a complete block's last logit writes the next block's first token (after a
-    prompt of whole blocks, unless it is a single block); the rest of a block is denoised sub-block by
-    sub-block, committing every mask above the threshold and always the most probable one. The generated
-    ids up to and including the first stop id."""
+    """Fast-dLLM v2's sampler: a complete block's last logit writes the next block's first token (the
+    prompt's too, when it is whole blocks); the rest of a block is denoised sub-block by sub-block,
+    committing every mask above the threshold and always the most probable one. The generated ids up to
+    and including the first stop id."""
     ids = list(prompt)
-    if len(ids) > block and len(ids) % block == 0:
+    if len(ids) % block == 0:
         ids.append(int(_greedy(net(ids)[-1:], mask_id)[0]))
     for _ in range(max_new_tokens // block):
         if any(t in stop_ids for t in ids[len(prompt) :]):

@@ -70,7 +70,7 @@ def nets(tiny_block):
 # (prompt length, masks): prompts that end on a block boundary and at each offset inside a block (a partial
 # first block), and gaps that end on one and inside one (a last block the official samplers pad with masks).
 LENGTHS = {"sdar": [(n, g) for n in (8, 9, 10, 11) for g in (2, 3, 5, 6, 7, 8)],
-           "fast_dllm": [(n, g) for n in (10, 21, 32) for g in (5, 11, 22, 30)]}
+           "fast_dllm": [(n, g) for n in (10, 16, 21, 32) for g in (5, 11, 22, 30)]}
 LENGTHS["llada2"] = LENGTHS["sdar"]
 THRESHOLDS = {"sdar": 0.5, "llada2": 0.5, "fast_dllm": 0.2}  # the threshold rule's, against the sampler's own
 
@@ -127,7 +127,7 @@ def test_a_lead_is_the_end_of_the_official_prompt(family, engines, nets):
     schedule (three steps of 2, 1 and 1 tokens here) and moves no block boundary."""
     engine, net = engines[family], nets[family]
     steps, threshold = (4, None) if family == "fast_dllm" else (3, 0.95 if family == "llada2" else None)
-    cases = [(32, 11), (21, 5)] if family == "fast_dllm" else [(9, 5), (10, 6), (12, 7), (9, 2)]
+    cases = [(32, 11), (21, 5), (16, 9)] if family == "fast_dllm" else [(9, 5), (10, 6), (12, 7), (9, 2)]
     m, eos = engine.special.mask_id, engine.special.eos_id
     for n, gen in cases:
         prompt = _ids(engine, n)
