@@ -66,8 +66,9 @@ class BlockCommit:
         pass
 
     def targets(self, batch: CanvasBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        pad_gaps(batch, self.size, self.special.end_ids, self.reads_suffix)
         layout = BlockLayout.of(batch, self.size, self.special.end_ids, self.reads_suffix)
+        if pad_gaps(batch, layout):
+            layout = BlockLayout.of(batch, self.size, self.special.end_ids, self.reads_suffix)
         masked = batch.masked
         leading = batch.lead_open().any(-1)
         pads = pad_masks(batch) & ~leading[:, None]

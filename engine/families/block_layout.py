@@ -47,20 +47,21 @@ def pad_count(order: torch.Tensor, spans: list[list[int]], masked: torch.Tensor,
     return 0
 
 
-def pad_gaps(batch: CanvasBatch, size: int, end_ids: frozenset[int], reads_suffix: bool) -> None:
-    """Give every live row without pads the masks that pad its first open gap to the end of its last block."""
-    rows = [b for b, row in enumerate(batch.rows) if not row.pads and batch.is_live(b)]
-    if not rows:
-        return
+def pad_gaps(batch: CanvasBatch, layout: BlockLayout) -> bool:
+    """Give every live row without pads the masks that pad its first open gap to the end of its last block
+    (`layout`: the batch's, as it is); whether any row got some (the layout then changed)."""
     masked = batch.masked
-    order = BlockLayout.of(batch, size, end_ids, reads_suffix).order
-    for b in rows:
-        count = pad_count(order[b], batch.rows[b].spans, masked[b], size)
+    padded = False
+    for b, row in enumerate(batch.rows):
+        if row.pads or not batch.is_live(b):
+            continue
+        count = pad_count(layout.order[b], row.spans, masked[b], layout.size)
         if count:
             at = batch.lengths[b]
             batch.widen(at + count)
             batch.x[b, at : at + count] = batch.mask_id
-            batch.rows[b].pads = count
+            row.pads, padded = count, True
+    return padded
 
 
 def pad_masks(batch: CanvasBatch) -> torch.Tensor:
