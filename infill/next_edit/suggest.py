@@ -148,15 +148,26 @@ def _spot(text: str, region: Region, edit: DocEdit, tokenizer: object) -> Spot:
     return Spot(region.start, region.end, longest + SLACK, kind)
 
 
-def propose(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
-            params: DenoiseParams | None = None, settings: NextEditSettings = NextEditSettings(),
-            others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
-            context: str = "") -> list[Judged]:
-    """Every candidate region after the newest edit of `document` in `history`, judged (shown ones have
-    `shown`); `others`: the other open documents, `context`: repository context for the header."""
+@dataclass(frozen=True)
+class Proposal:
+    """What the model wrote in one region (None: nothing kept, or a result that did not parse) and its margin,
+    before any judgement."""
+
+    region: Region
+    current: str
+    proposal: str | None
+    margin: float | None
+
+
+def proposals(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
+              params: DenoiseParams | None = None, settings: NextEditSettings = NextEditSettings(),
+              others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
+              context: str = "") -> tuple[DocEdit | None, list[Proposal]]:
+    """The newest edit of `document` in `history`, and the model's proposal for every candidate region after
+    it, ranked; `others`: the other open documents, `context`: repository context for the header."""
     mine = [e for e in history if e.uri == document.uri]
     if not mine:
-        return []
+        return None, []
     edit = mine[-1]
     spec = get_language(document.language)
     by_uri = {d.uri: d for d in (document, *others)}
@@ -177,18 +188,30 @@ def propose(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdi
             break
         except ContextOverflow:  # the regions of one document lie further apart than the model reads
             if len(found) <= 1:
-                return []
+                return edit, []
             found = found[:-1]
-    threshold = AGGRESSIVENESS[settings.aggressiveness]
-    judged: dict[Region, Judged] = {}
+    made: dict[Region, Proposal] = {}
     for job, result, placed in zip(jobs, results, places):
         by_start = {e.start: e for e in result.edits}
         for (region, spot), margin in zip(placed, result.margins):
-            current = job.text[spot.start : spot.end]
             edit_here = by_start.get(spot.start)
-            proposal = edit_here.new_text if edit_here is not None and edit_here.end == spot.end else None
-            judged[region] = judge(edit, region, current, proposal, margin, spot.start, threshold, settings.rule)
-    return [judged[r] for r in found if r in judged]
+            text = edit_here.new_text if edit_here is not None and edit_here.end == spot.end else None
+            made[region] = Proposal(region, job.text[spot.start : spot.end], text, margin)
+    return edit, [made[r] for r in found if r in made]
+
+
+def propose(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
+            params: DenoiseParams | None = None, settings: NextEditSettings = NextEditSettings(),
+            others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
+            context: str = "") -> list[Judged]:
+    """Every candidate region after the newest edit of `document` in `history`, judged (shown ones have
+    `shown`)."""
+    edit, made = proposals(engine, document, history, params, settings, others, cancel, context)
+    if edit is None:
+        return []
+    threshold = AGGRESSIVENESS[settings.aggressiveness]
+    return [judge(edit, p.region, p.current, p.proposal, p.margin, p.region.start, threshold, settings.rule)
+            for p in made]
 
 
 def suggest(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
