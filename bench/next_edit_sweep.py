@@ -43,7 +43,8 @@ def collect(tasks: Sequence[Task], model: str, device: str | None) -> list[dict[
         out.append({"id": task.id, "seconds": seconds,
                     "regions": [{"first": p.region.first, "last": p.region.last, "kind": p.region.kind,
                                  "start": p.region.start, "end": p.region.end, "current": p.current,
-                                 "proposal": p.proposal, "margin": p.margin} for p in made]})
+                                 "proposal": p.proposal, "margin": p.margin, "rival_margin": p.rival_margin}
+                                for p in made]})
         if n % 10 == 0:
             print(f"next_edit_sweep: {n}/{len(tasks)} tasks", file=sys.stderr, flush=True)
     return out
@@ -60,7 +61,8 @@ def decide(task: Task, record: dict[str, Any], threshold: float, rule: bool) -> 
         return None
     for r in record["regions"]:
         region = Region(edit.uri, r["first"], r["last"], r["kind"], r["start"], r["end"])
-        judged = judge(edit, region, r["current"], r["proposal"], r["margin"], r["start"], threshold, rule)
+        judged = judge(edit, region, r["current"], r["proposal"], r["margin"], r["start"], threshold, rule,
+                       r.get("rival_margin"))
         if judged.shown is not None:
             return Suggestion(judged.shown.start, judged.shown.end, judged.shown.new_text)
     return None

@@ -94,6 +94,7 @@ class _Document:
         self.current: list[int] = []
         self.positions: list[tuple[int, int]] = []
         self.margins: list[float | None] = []
+        self.rival_margins: list[float | None] = []
         self.attempts: list[_Attempt] = []
         self.notes: list[str] = []
         self.bans: list[dict[tuple[int, ...], frozenset[int]]] = [{} for _ in self.canvas.slots]
@@ -156,10 +157,21 @@ class _Document:
     def first_request(self) -> InfillRequest:
         from engine import InfillRequest
 
-        refs = tuple(TextReference(slot.lead + self.job.text[slot.spot.start : slot.spot.end], self.engine.tokenizer)
-                     for slot in self.canvas.slots) if self.options.compare else ()
+        refs, rivals = self._references() if self.options.compare else ((), ())
         return InfillRequest(list(self.canvas.ids), self.job.doc_id, self.max_grow, self._span_stops(),
-                             self._span_leads(), self._span_ends(), span_refs=refs)
+                             self._span_leads(), self._span_ends(), span_refs=refs, span_rivals=rivals)
+
+    def _references(self) -> tuple[tuple[TextReference, ...], tuple[TextReference | None, ...]]:
+        """Each span's text as it stands, and its rival text when the job gives one, as the engine compares
+        them with what it writes (after the lead the canvas moved into the span)."""
+        tokenizer, text = self.engine.tokenizer, self.job.text
+        given = dict(zip(self.job.spots, self.job.rivals))
+        refs = tuple(TextReference(slot.lead + text[slot.spot.start : slot.spot.end], tokenizer)
+                     for slot in self.canvas.slots)
+        rivals = tuple(None if given.get(slot.spot) is None else TextReference(slot.lead + str(given[slot.spot]),
+                                                                                tokenizer)
+                       for slot in self.canvas.slots)
+        return refs, rivals
 
     def absorb(self, result: InfillResult) -> None:
         self.stats = self.stats.add(result.stats)
@@ -172,6 +184,7 @@ class _Document:
                 )
             self.positions = [(span.start, span.end) for span in result.spans]
             self.margins = [span.margin for span in result.spans]
+            self.rival_margins = [span.rival_margin for span in result.spans]
         elif self.retried:
             self.positions = moved_spans(self.positions, self.retried, [(s.start, s.end) for s in result.spans])
         if not self.cancelled:
@@ -308,7 +321,7 @@ class _Document:
         unbinding = sum(1 for index in range(len(edits))
                         if any(a.check.unbound and a.check.unbound[index] is not None for a in self.attempts))
         return FillResult([e for e in edits if e is not None], canvas_ids, self.stats, self.cancelled, self.notes,
-                          len(self.attempts), rescued, unbinding, self.margins)
+                          len(self.attempts), rescued, unbinding, self.margins, self.rival_margins)
 
 
 def fill_many(

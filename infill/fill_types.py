@@ -48,6 +48,9 @@ class FillJob:
     context: str | None = None
     """This document's code from other files, in place of `FillOptions.context` (None: the options'): a
     batch of files from several projects (`dcomplete refactor`) shares one `FillOptions`."""
+    rivals: tuple[str | None, ...] = ()
+    """With `FillOptions.compare`, per spot: another text for it (a rule's proposal) that the model weighs
+    against the text there (`FillResult.rival_margins`)."""
 
 
 @dataclass
@@ -65,3 +68,5 @@ class FillResult:
     (`infill.scope`): retried as a result that breaks the parse is, and dropped if no attempt keeps it."""
     margins: list[float | None] = field(default_factory=list)
     """Per spot, in canvas order, with `FillOptions.compare`: the first attempt's `engine.types.Span.margin`."""
+    rival_margins: list[float | None] = field(default_factory=list)
+    """Likewise, `engine.types.Span.rival_margin` of spots given a rival (`FillJob.rivals`)."""

@@ -28,7 +28,9 @@ class RowSpans:
     ends: tuple[SpanEnd | None, ...] = ()  # per span, when its text is complete
     finished: set[int] = field(default_factory=set)  # spans ended by their SpanEnd: never grown
     refs: tuple[Reference | None, ...] = ()  # per span, the text it replaces (`engine.denoise.margins`)
+    rivals: tuple[Reference | None, ...] = ()  # per span, another text weighed against it
     margins: dict[int, float] = field(default_factory=dict)  # per span, once it left its reference
+    rival_margins: dict[int, float] = field(default_factory=dict)
     kept: dict[int, int] = field(default_factory=dict)  # per span, leading tokens checked to keep it
     pads: int = 0  # positions after the canvas a family decodes with its first open span (module docstring)
 
@@ -43,6 +45,9 @@ class RowSpans:
 
     def ref_of(self, span: int) -> Reference | None:
         return self.refs[span] if span < len(self.refs) else None
+
+    def rival_of(self, span: int) -> Reference | None:
+        return self.rivals[span] if span < len(self.rivals) else None
 
 
 def find_spans(ids: list[int], mask_id: int) -> list[list[int]]:
@@ -84,7 +89,8 @@ class CanvasBatch:
               stops: list[tuple[frozenset[int], ...]] | None = None,
               leads: list[tuple[Lead | None, ...]] | None = None,
               ends: list[tuple[SpanEnd | None, ...]] | None = None,
-              refs: list[tuple[Reference | None, ...]] | None = None) -> CanvasBatch:
+              refs: list[tuple[Reference | None, ...]] | None = None,
+              rivals: list[tuple[Reference | None, ...]] | None = None) -> CanvasBatch:
         lengths = [len(c) for c in canvases]
         width = max(lengths)
         x = torch.full((len(canvases), width), pad_id, dtype=torch.long)
@@ -96,8 +102,9 @@ class CanvasBatch:
         leads = leads or [()] * len(canvases)
         ends = ends or [()] * len(canvases)
         refs = refs or [()] * len(canvases)
-        rows = [RowSpans(find_spans(ids, mask_id), 0, g, s, ld, e, refs=r)
-                for ids, g, s, ld, e, r in zip(canvases, max_grow, stops, leads, ends, refs)]
+        rivals = rivals or [()] * len(canvases)
+        rows = [RowSpans(find_spans(ids, mask_id), 0, g, s, ld, e, refs=r, rivals=v)
+                for ids, g, s, ld, e, r, v in zip(canvases, max_grow, stops, leads, ends, refs, rivals)]
         live = torch.ones(len(canvases), dtype=torch.bool, device=device)
         return cls(x.to(device), real.to(device), rows, mask_id, pad_id, lengths, live=live)
 

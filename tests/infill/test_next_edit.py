@@ -128,13 +128,15 @@ def test_the_judgement_of_a_region() -> None:
     assert edit is not None
     (region, *_) = regions(edit, EDITED, PY)
     current = EDITED[region.start : region.end]
-    shown = judge(edit, region, current, "render", 2.0, region.start, 1.5, True)
-    assert shown.shown is not None and shown.shown.new_text == "render" and shown.why == "shown"
-    assert judge(edit, region, current, "render", 1.0, region.start, 1.5, True).shown is None  # under the margin
-    assert judge(edit, region, current, current, 9.0, region.start, 0.0, True).shown is None
-    assert judge(edit, region, current, "user", 9.0, region.start, 0.0, True).why == "changes nothing the edit changed"
-    # the model starts the rule's change and goes astray after it: the rule's text carries the line over
-    line = "return JsonResponse(user.to_dict())"
-    ruled = judge(edit, region, line, "return render(1)", 3.0, region.start, 1.5, True)
-    assert ruled.shown is not None and ruled.shown.source == "rule" and ruled.shown.new_text == "return render(user.to_dict())"
-    assert judge(edit, region, line, "return render(1)", 3.0, region.start, 1.5, False).shown.new_text == "return render(1)"
+    assert current == "JsonResponse"
+    # the rule proposes, the model decides: its preference for the rule's text over the text there
+    ruled = judge(edit, region, current, "user", 3.0, region.start, 1.5, True, rival_margin=2.0)
+    assert ruled.shown is not None and ruled.shown.source == "rule" and ruled.shown.new_text == "render"
+    low = judge(edit, region, current, "user", 3.0, region.start, 1.5, True, rival_margin=1.0)
+    assert low.shown is None and low.why == "changes nothing the edit changed"  # nor is the model's own
+    # without the rule: the model's own proposal, by its own margin
+    assert judge(edit, region, current, "render", 2.0, region.start, 1.5, False).shown.source == "model"
+    assert judge(edit, region, current, "render", 1.0, region.start, 1.5, False).why == "margin 1.00 under 1.5"
+    assert judge(edit, region, current, current, 9.0, region.start, 0.0, False).why == "the model keeps the text"
+    assert judge(edit, region, current, "user", 9.0, region.start, 0.0, False).why == "changes nothing the edit changed"
+    assert judge(edit, region, "render", "JsonResponse", 9.0, region.start, 0.0, False).shown is None  # a reversal
