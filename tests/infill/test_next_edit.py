@@ -8,7 +8,7 @@ from infill.next_edit.candidates import anchors, regions
 from infill.next_edit.edits import changed_region, edit_between
 from infill.next_edit.header import history_header
 from infill.next_edit.history import EditHistory
-from infill.next_edit.rule import next_place, renamed
+from infill.next_edit.rule import renamed
 from infill.next_edit.suggest import judge, shares_change, undoes
 
 PY = get_language("python")
@@ -111,8 +111,8 @@ def test_the_rename_rule_repeats_the_replacement_at_the_next_place() -> None:
     assert edit is not None
     assert renamed(edit, "    return JsonResponse(user.to_dict())") == "    return render(user.to_dict())"
     assert renamed(edit, "    return JsonResponses(x)") is None  # whole words only
-    start, end, new = next_place(edit, EDITED, cursor_line=6)
-    assert EDITED[start:end] == "    return JsonResponse(user.to_dict())" and new == "    return render(user.to_dict())"
+    call = edit_between("u", "f(a)\nf(a)\n", "f(a, b)\nf(a)\n")
+    assert call is not None and renamed(call, "f(a)") == "f(a, b)"  # an insertion takes the token before it
 
 
 def test_a_proposal_must_share_the_change_and_not_undo_it() -> None:
