@@ -13,8 +13,8 @@ import pytest
 from bench import next_edit
 from bench.next_edit import SuggesterOptions, is_reversal, run, summarize
 from bench.next_edit_baselines import never, rename
-from infill.next_edit.rule import replacement
 from bench.next_edit_tasks import ARCHIVE, DATA, Hunk, Suggestion, Task, cursor_line, load_tasks, same_change
+from infill.next_edit.rule import replacement
 from training.sdist import canonical_name, licence_family
 
 REPO = Path(__file__).resolve().parents[1]
