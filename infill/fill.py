@@ -42,13 +42,14 @@ from infill.line_shape import ShapeLead, on_blank_line, shape_plans, unshaped_sl
 from infill.postprocess import decode, finish, line_may_grow, span_ids, whole_lines
 from infill.repair import Baseline, ParseCheck, baseline, check_filled, remasked
 from infill.settle import settle
-from infill.span_end import TextEnd
+from infill.span_end import Decided, TextEnd
 from infill.spots import Edit, Spot
 from infill.worth_showing import drop_reason
 
 if TYPE_CHECKING:
     from engine import DenoiseParams, InfillRequest, InfillResult, Stats
     from engine.api import EngineLike
+    from engine.types import SpanEnd
 
 __all__ = ["FillJob", "FillOptions", "FillResult", "fill", "fill_many", "warm"]
 
@@ -145,14 +146,18 @@ class _Document:
             return ()
         return tuple(self._lead(slot) for slot in self.canvas.slots)
 
-    def _span_ends(self) -> tuple[TextEnd | LineDeadline, ...]:
+    def _span_ends(self) -> tuple[SpanEnd, ...]:
         if not self.engine.left_to_right:
             return ()
         tokenizer, ms = self.engine.tokenizer, self.options.line_deadline_ms
-        ends = tuple(TextEnd(slot, self.job.text, self.spec, tokenizer) for slot in self.canvas.slots)
-        if ms is None:
-            return ends
-        return tuple(LineDeadline(ms, slot.lead, tokenizer, end) for slot, end in zip(self.canvas.slots, ends))
+        ends: tuple[SpanEnd, ...] = tuple(TextEnd(slot, self.job.text, self.spec, tokenizer)
+                                          for slot in self.canvas.slots)
+        if ms is not None:
+            ends = tuple(LineDeadline(ms, slot.lead, tokenizer, end) for slot, end in zip(self.canvas.slots, ends))
+        if self.options.compare:  # a span that judges a rival is done once its verdict is in
+            refs, rivals = self._references()
+            ends = tuple(end if rival is None else Decided(ref, end) for end, ref, rival in zip(ends, refs, rivals))
+        return ends
 
     def first_request(self) -> InfillRequest:
         from engine import InfillRequest

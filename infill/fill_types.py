@@ -50,7 +50,8 @@ class FillJob:
     batch of files from several projects (`dcomplete refactor`) shares one `FillOptions`."""
     rivals: tuple[str | None, ...] = ()
     """With `FillOptions.compare`, per spot: another text for it (a rule's proposal) that the model weighs
-    against the text there (`FillResult.rival_margins`)."""
+    against the text there (`FillResult.rival_margins`); on an engine that writes left to right such a spot is
+    written only until its verdict is in (`infill.span_end.Decided`)."""
 
 
 @dataclass

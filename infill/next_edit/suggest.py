@@ -41,8 +41,9 @@ AGGRESSIVENESS: dict[str, float] = {"low": 4.0, "medium": 1.5, "high": 0.0}
 class NextEditSettings:
     aggressiveness: str = "medium"
     most: int = MOST
-    rule: bool = True  # the rename rule's text where the model starts the same change
+    rule: bool = True  # the rename rule's text is each region's rival, which the model judges
     history_tokens: int = 256
+    canvas_tokens: int = 512  # a window of the document around the regions: a shorter first step
 
     def __post_init__(self) -> None:
         if self.aggressiveness not in AGGRESSIVENESS:
@@ -192,7 +193,8 @@ def proposals(engine: EngineLike, document: OpenDocument, history: Sequence[DocE
             jobs.append(FillJob(doc.text, tuple(spots), doc_spec, uri, header + context, rivals))
             places.append(list(zip(picked, spots)))
         try:
-            results = fill_many(engine, jobs, params, cancel, FillOptions(retries=0, compare=True))
+            options = FillOptions(retries=0, compare=True, max_length=min(settings.canvas_tokens, engine.max_length))
+            results = fill_many(engine, jobs, params, cancel, options)
             break
         except ContextOverflow:  # the regions of one document lie further apart than the model reads
             if len(found) <= 1:
