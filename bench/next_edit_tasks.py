@@ -12,7 +12,6 @@ from __future__ import annotations
 import difflib
 import json
 import keyword
-import re
 import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,12 +19,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from infill.next_edit import edits
+
 DATA = Path(__file__).resolve().parent / "data" / "next_edit"
 ARCHIVE = DATA / "sources.tar.xz"
 TASKS = DATA / "tasks.jsonl"
 
-TOKEN = re.compile(r"""[A-Za-z_]\w*|\d[\w.]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|#[^\n]*|\S""")
-"""Identifiers, numbers, one-line string literals, comments, and any other character on its own."""
+TOKEN = edits.TOKEN  # the next-edit machinery's own token grammar
 
 
 class DataError(RuntimeError):

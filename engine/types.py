@@ -102,12 +102,16 @@ class Span:
     """Canvas positions [start, end) and the ids written there. `margin`, for a span given a reference
     (`InfillRequest.span_refs`): at the first token that did not keep the reference's text, the model's
     log-probability of that token minus the best log-probability of a token that kept it (0.0 when that
-    token was written without a forward of its own, as an end run); None when the span kept the text."""
+    token was written without a forward of its own, as an end run); None when the span kept the text.
+    `rival_margin`, for a span also given a rival text (`InfillRequest.span_rivals`) that the span's tokens
+    before that point still spelled: at the same point, the best log-probability of a token that keeps the
+    rival minus the best one that keeps the reference (the model's preference between the two texts)."""
 
     start: int
     end: int
     token_ids: list[int]
     margin: float | None = None
+    rival_margin: float | None = None
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,8 @@ class InfillRequest:
     its masks then become end tokens, as after an end token.
 
     `span_refs[i]`: the text span i replaces (`Reference`); its result's `Span.margin` says how much the
-    model preferred writing something else. Compared token by token from the span's start, as a family that
+    model preferred writing something else; `span_rivals[i]`: another text for span i (a rule's proposal),
+    weighed against the reference at the same point (`Span.rival_margin`). Compared token by token from the span's start, as a family that
     writes left to right commits them (a family that commits in place gives a margin only where the tokens
     before the first difference were committed first).
 
@@ -141,6 +146,7 @@ class InfillRequest:
     span_ends: tuple[SpanEnd | None, ...] = ()
     cancel: Callable[[], bool] | None = None
     span_refs: tuple[Reference | None, ...] = ()
+    span_rivals: tuple[Reference | None, ...] = ()
 
 
 @dataclass

@@ -100,6 +100,11 @@ class TextReference:
         rest = self._rest(written)
         return _prefixes(self.vocab, rest) if rest else frozenset()
 
+    def decided(self, written: Sequence[int]) -> bool:
+        """Whether `written` has left the text, or spelled all of it: the span's verdict on the text is in."""
+        rest = self._rest(written)
+        return rest is None or rest == ""
+
     def __repr__(self) -> str:
         return f"TextReference({self.text!r})"
 

@@ -12,8 +12,9 @@ import pytest
 
 from bench import next_edit
 from bench.next_edit import SuggesterOptions, is_reversal, run, summarize
-from bench.next_edit_baselines import never, rename, replacement
+from bench.next_edit_baselines import never, rename
 from bench.next_edit_tasks import ARCHIVE, DATA, Hunk, Suggestion, Task, cursor_line, load_tasks, same_change
+from infill.next_edit.rule import replacement
 from training.sdist import canonical_name, licence_family
 
 REPO = Path(__file__).resolve().parents[1]
@@ -133,7 +134,7 @@ def test_rename_repeats_the_replacement_below_the_cursor() -> None:
     user = Hunk(2, ("    return JsonResponse(request.data)",), ("    return self.render(request.data)",))
     target = Hunk(6, ("    return JsonResponse({\"ok\": True})",), ("    return self.render({\"ok\": True})",))
     task = make_task(RENAMED, user, target=target)
-    assert replacement(user) == ("JsonResponse", "self.render")
+    assert replacement("\n".join(user.old), "\n".join(user.new)) == ("JsonResponse", "self.render")
     suggestion = rename(task)
     assert suggestion is not None and suggestion.apply(task.current) == task.expected
     assert summarize(run(rename, [task]))["exact"] == 1.0
@@ -153,7 +154,7 @@ def test_rename_wraps_above_and_respects_word_boundaries() -> None:
 def test_rename_carries_a_call_shape_change() -> None:
     before = "a = f(x)\nb = 2\nc = f(x)\nd = f(y)"
     task = make_task(before, Hunk(1, ("a = f(x)",), ("a = f(x, strict=True)",)))
-    assert replacement(task.user_edit) == ("x", "x, strict=True")
+    assert replacement("\n".join(task.user_edit.old), "\n".join(task.user_edit.new)) == ("x", "x, strict=True")
     suggestion = rename(task)
     assert suggestion is not None and suggestion.apply(task.current).split("\n")[2] == "c = f(x, strict=True)"
 

@@ -2,6 +2,11 @@
 
 Rows are right-padded with the pad id; `real` marks non-pad positions. A span is a maximal run of
 positions that were masks in the request; `grow` inserts more masks at a span's end.
+
+A family may keep a row's `pads` positions after its canvas (from `lengths[b]` on, `real` False there):
+masks it decodes with a span that are no part of the request (the block families pad a gap's last block
+with them, `engine/families/block_layout.py`). They are never in `masked`, never returned, and the batch
+keeps them through growth and rows joining or leaving.
 """
 
 from __future__ import annotations
@@ -23,8 +28,11 @@ class RowSpans:
     ends: tuple[SpanEnd | None, ...] = ()  # per span, when its text is complete
     finished: set[int] = field(default_factory=set)  # spans ended by their SpanEnd: never grown
     refs: tuple[Reference | None, ...] = ()  # per span, the text it replaces (`engine.denoise.margins`)
+    rivals: tuple[Reference | None, ...] = ()  # per span, another text weighed against it
     margins: dict[int, float] = field(default_factory=dict)  # per span, once it left its reference
+    rival_margins: dict[int, float] = field(default_factory=dict)
     kept: dict[int, int] = field(default_factory=dict)  # per span, leading tokens checked to keep it
+    pads: int = 0  # positions after the canvas a family decodes with its first open span (module docstring)
 
     def stops_of(self, span: int) -> frozenset[int]:
         return self.stops[span] if span < len(self.stops) else frozenset()
@@ -37,6 +45,9 @@ class RowSpans:
 
     def ref_of(self, span: int) -> Reference | None:
         return self.refs[span] if span < len(self.refs) else None
+
+    def rival_of(self, span: int) -> Reference | None:
+        return self.rivals[span] if span < len(self.rivals) else None
 
 
 def find_spans(ids: list[int], mask_id: int) -> list[list[int]]:
@@ -78,7 +89,8 @@ class CanvasBatch:
               stops: list[tuple[frozenset[int], ...]] | None = None,
               leads: list[tuple[Lead | None, ...]] | None = None,
               ends: list[tuple[SpanEnd | None, ...]] | None = None,
-              refs: list[tuple[Reference | None, ...]] | None = None) -> CanvasBatch:
+              refs: list[tuple[Reference | None, ...]] | None = None,
+              rivals: list[tuple[Reference | None, ...]] | None = None) -> CanvasBatch:
         lengths = [len(c) for c in canvases]
         width = max(lengths)
         x = torch.full((len(canvases), width), pad_id, dtype=torch.long)
@@ -90,8 +102,9 @@ class CanvasBatch:
         leads = leads or [()] * len(canvases)
         ends = ends or [()] * len(canvases)
         refs = refs or [()] * len(canvases)
-        rows = [RowSpans(find_spans(ids, mask_id), 0, g, s, ld, e, refs=r)
-                for ids, g, s, ld, e, r in zip(canvases, max_grow, stops, leads, ends, refs)]
+        rivals = rivals or [()] * len(canvases)
+        rows = [RowSpans(find_spans(ids, mask_id), 0, g, s, ld, e, refs=r, rivals=v)
+                for ids, g, s, ld, e, r, v in zip(canvases, max_grow, stops, leads, ends, refs, rivals)]
         live = torch.ones(len(canvases), dtype=torch.bool, device=device)
         return cls(x.to(device), real.to(device), rows, mask_id, pad_id, lengths, live=live)
 
@@ -230,31 +243,45 @@ class CanvasBatch:
     def row_ids(self, b: int) -> list[int]:
         return self.x[b, : self.lengths[b]].tolist()
 
+    def widen(self, width: int) -> None:
+        """At least `width` columns: room after the rows for their `pads`."""
+        extra = width - self.x.shape[1]
+        if extra <= 0:
+            return
+        self.x = torch.nn.functional.pad(self.x, (0, extra), value=self.pad_id)
+        self.real = torch.nn.functional.pad(self.real, (0, extra), value=False)
+        if self.drafts is not None:
+            self.drafts = torch.nn.functional.pad(self.drafts, (0, extra), value=False)
+
     def grow(self, b: int, span: int, n: int) -> None:
-        """Insert n masks at the end of span `span` of row b (the canvas gets longer)."""
-        ids = self.row_ids(b)
+        """Insert n masks at the end of span `span` of row b (the canvas gets longer); everything after them
+        in the row, its pads too, moves with them."""
         row = self.rows[b]
         end = row.spans[span][1]
-        ids[end:end] = [self.mask_id] * n
         row.spans[span][1] += n
         for later in row.spans[span + 1 :]:
             later[0] += n
             later[1] += n
         row.grown += n
         self.lengths[b] += n
-        width = max(self.lengths)
-        x = torch.full((len(self.lengths), width), self.pad_id, dtype=torch.long, device=self.x.device)
-        real = torch.zeros_like(x, dtype=torch.bool)
-        for i, length in enumerate(self.lengths):
-            src = torch.tensor(ids, device=x.device) if i == b else self.x[i, :length]
-            x[i, :length] = src
-            real[i, :length] = True
+        width = max(length + r.pads for length, r in zip(self.lengths, self.rows))
+        stop = self.lengths[b] - n + row.pads  # the end of row b's content before the insertion
+        keep = min(self.x.shape[1], width)
+
+        def moved(old: torch.Tensor, fill: int | bool, inserted: int | bool) -> torch.Tensor:
+            new = torch.full((old.shape[0], width), fill, dtype=old.dtype, device=old.device)
+            new[:, :keep] = old[:, :keep]
+            new[b, end + n : stop + n] = old[b, end:stop]
+            new[b, end : end + n] = inserted
+            new[b, stop + n :] = fill
+            return new
+
+        self.x = moved(self.x, self.pad_id, self.mask_id)
         if self.drafts is not None:
-            old = self.drafts
-            drafted = torch.cat([old[b, :end], old.new_zeros(n), old[b, end : self.lengths[b] - n]])
-            self.drafts = torch.nn.functional.pad(old, (0, width - old.shape[1]))
-            self.drafts[b, : self.lengths[b]] = drafted
-        self.x, self.real = x, real
+            self.drafts = moved(self.drafts, False, False)
+        self.real = torch.zeros_like(self.x, dtype=torch.bool)
+        for i, length in enumerate(self.lengths):
+            self.real[i, :length] = True
 
 
 def _live(batch: CanvasBatch) -> torch.Tensor:

@@ -73,7 +73,7 @@ class Denoiser:
         return CanvasBatch.build([list(r.canvas) for r in requests], [r.max_grow for r in requests],
                                  sp.mask_id, sp.pad_id, self.loaded.device, [r.span_stops for r in requests],
                                  [r.span_leads for r in requests], [r.span_ends for r in requests],
-                                 [r.span_refs for r in requests])
+                                 [r.span_refs for r in requests], [r.span_rivals for r in requests])
 
     def _start(self, requests: list[InfillRequest], params: DenoiseParams, warm: DocKV | None) -> LoopState:
         family = self.loaded.family

@@ -5,7 +5,10 @@ final (not masks, not unverified drafts), they are checked against that text fro
 first one that does not keep it, the span's margin is the log-probability of that token minus the best
 log-probability of a token that would have kept the text, both from the logits the step chose it with. A
 family that writes left to right finalizes a span's tokens in order, so that context is exactly the text
-both continuations share: the margin is the model's own preference for changing the text there.
+both continuations share: the margin is the model's own preference for changing the text there. A span may
+also carry a rival text (a rule's proposal): when the span's tokens before that point still spell it too,
+its rival margin is the best log-probability of a token that keeps the rival minus the best one that keeps
+the reference, from the same logits: how much the model prefers the rival's change to no change.
 """
 
 from __future__ import annotations
@@ -42,7 +45,15 @@ def record_margins(batch: CanvasBatch, targets: torch.Tensor, logits: torch.Tens
             if m < 0:
                 row.margins[i] = 0.0
                 continue
-            choices = [t for t in (ref.alternatives(seg[:j]) or end_ids) if t < logits.shape[-1]]
             scores = torch.log_softmax(logits[m].float(), -1)
-            best = float(scores[choices].max()) if choices else float("-inf")
+            best = _best(scores, ref.alternatives(seg[:j]) or end_ids)
             row.margins[i] = float(scores[seg[j]]) - best
+            rival = row.rival_of(i)
+            if rival is not None and all(rival.follows(seg[:k], seg[k]) for k in range(j)):
+                row.rival_margins[i] = _best(scores, rival.alternatives(seg[:j]) or end_ids) - best
+
+
+def _best(scores: torch.Tensor, ids: frozenset[int]) -> float:
+    """The highest log-probability among `ids` (those inside the vocabulary)."""
+    inside = [t for t in ids if t < scores.shape[-1]]
+    return float(scores[inside].max()) if inside else float("-inf")

@@ -82,10 +82,11 @@ class Predictor(Protocol):
 class CommitPolicy(Protocol):
     """Which masked positions a step proposes for, and which proposals it writes.
 
-    Invariants: only masks (and, for policies that draft, the drafts they wrote) are ever written; every
-    step writes at least one token in each open span of every live row (a block-diffusion policy, which
-    writes a row's gaps one after the other, in its first open span), so a run ends; an end token written
-    into a span makes the rest of that span end tokens when the policy fills after ends.
+    Invariants: only masks (and, for policies that draft, the drafts they wrote; for the block families, the
+    row's `pads` after its canvas, `engine.denoise.canvas_batch`) are ever written; every step writes at least
+    one token in each open span of every live row (a block-diffusion policy, which writes a row's gaps one
+    after the other, in its first open span), so a run ends; an end token written into a span makes the rest
+    of that span end tokens when the policy fills after ends.
     """
 
     precision: torch.dtype

@@ -105,7 +105,7 @@ class LoopState:
         batch = self.batch
         ids = batch.row_ids(b)
         row = batch.rows[b]
-        spans = [Span(s, e, ids[s:e], row.margins.get(i)) for i, (s, e) in enumerate(row.spans)]
+        spans = [Span(s, e, ids[s:e], row.margins.get(i), row.rival_margins.get(i)) for i, (s, e) in enumerate(row.spans)]
         stats = self.rows.stats[b]
         stats.new_tokens = sum(1 for sp in spans for t in sp.token_ids if t not in self.end_ids and t != batch.mask_id)
         stats.seconds = time.perf_counter() - self.started

@@ -93,7 +93,7 @@ class BlockPredictor:
         if self.use_cache:
             need &= ~self.final
         rows_t, pos_t = targets.nonzero(as_tuple=True)
-        src = pos_t - 1 if self.loaded.family.shifted_logits else pos_t
+        src = layout.previous(rows_t, pos_t) if self.loaded.family.shifted_logits else pos_t
         need[rows_t, src] = True
         if batch.live is not None:
             need &= batch.live[:, None]

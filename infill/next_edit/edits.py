@@ -7,12 +7,12 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*|\d+(?:\.\d+)?|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|\S")
+TOKEN = re.compile(r"""[A-Za-z_]\w*|\d[\w.]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|#[^\n]*|\S""")
+"""Identifiers, numbers, one-line string literals, comments, and any other character on its own."""
 
 
 def code_tokens(text: str) -> list[str]:
-    """Identifiers, numbers, one-line string literals and single punctuation characters of `text`."""
-    return _TOKEN.findall(text)
+    return TOKEN.findall(text)
 
 
 def changed_region(before: str, after: str) -> tuple[int, int, int]:
@@ -116,7 +116,7 @@ def _line_end(text: str, offset: int) -> int:
 
 def replacements(old: str, new: str) -> tuple[Replacement, ...]:
     """The runs of tokens that differ between `old` and `new`, in order."""
-    a, b = list(_TOKEN.finditer(old)), list(_TOKEN.finditer(new))
+    a, b = list(TOKEN.finditer(old)), list(TOKEN.finditer(new))
     matcher = difflib.SequenceMatcher(a=[m.group() for m in a], b=[m.group() for m in b], autojunk=False)
     return tuple(Replacement(tuple(m.group() for m in a[i1:i2]), tuple(m.group() for m in b[j1:j2]),
                              _between(old, a[i1:i2]), _between(new, b[j1:j2]),

@@ -6,16 +6,15 @@
    (`header.history_header`), and the engine denoises them all in one run, comparing what it writes in
    each region with the text there (`reference.TextReference`): `margin` is how much more likely the
    model's first differing token was than the best token that kept the text.
-3. A region's proposal is shown when it differs from the text there, changes some of what the user's edit
-   changed (shares a token it removed or added), does not undo it, and the model's margin reaches the
-   threshold of the chosen aggressiveness. Where the rename rule (`rule.renamed`) also rewrites the region
-   and the model's proposal starts the same change, the rule's text is shown: the model decided that the
-   region changes and how it starts, and the rule carries the rest of the line over exactly.
+3. Where the rename rule (`rule.renamed`) rewrites a region, its text is the region's rival: the engine weighs
+   it against the text there from the same logits (`rival_margin`). The rule's text is shown when the model
+   prefers it by the threshold of the chosen aggressiveness; otherwise the model's own proposal, when it
+   prefers that by the threshold. Either only when it brings in a word the user's edit brought in and does
+   not undo the edit (`judge`). The rule proposes, the model decides.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,7 +23,7 @@ from infill.canvas import ContextOverflow
 from infill.fill import FillJob, FillOptions, fill_many
 from infill.languages import LanguageSpec, get_language
 from infill.next_edit.candidates import _WORD, MOST, Region, regions
-from infill.next_edit.edits import DocEdit, code_tokens, replacements
+from infill.next_edit.edits import DocEdit, replacements
 from infill.next_edit.header import history_header
 from infill.next_edit.rule import renamed
 from infill.spots import Spot
@@ -42,8 +41,9 @@ AGGRESSIVENESS: dict[str, float] = {"low": 4.0, "medium": 1.5, "high": 0.0}
 class NextEditSettings:
     aggressiveness: str = "medium"
     most: int = MOST
-    rule: bool = True  # the rename rule's text where the model starts the same change
+    rule: bool = True  # the rename rule's text is each region's rival, which the model judges
     history_tokens: int = 256
+    canvas_tokens: int = 512  # a window of the document around the regions: a shorter first step
 
     def __post_init__(self) -> None:
         if self.aggressiveness not in AGGRESSIVENESS:
@@ -108,32 +108,39 @@ def undoes(edit: DocEdit, old: str, new: str) -> bool:
         bool(edit.old_lines.strip()) and edit.old_lines.strip() in new and edit.old_lines.strip() not in old)
 
 
-def _starts_same(current: str, model: str, rule: str) -> bool:
-    """Whether the rule's text and the model's proposal leave `current` at the same place with the same first
-    token (the model starts the rule's change)."""
-    at = len(os.path.commonprefix([current, model]))
-    if len(os.path.commonprefix([current, rule])) != at:
-        return False
-    mine, theirs = code_tokens(model[at:]), code_tokens(rule[at:])
-    return bool(mine and theirs and mine[0] == theirs[0])
+def _gated(edit: DocEdit, current: str, text: str) -> str | None:
+    """Why `text` in place of `current` is no next edit of `edit` (None: it may be one)."""
+    if not shares_change(edit, current, text):
+        return "changes nothing the edit changed"
+    if undoes(edit, current, text):
+        return "undoes the edit"
+    return None
 
 
 def judge(edit: DocEdit, region: Region, current: str, proposal: str | None, margin: float | None,
-          start: int, threshold: float, use_rule: bool) -> Judged:
-    if proposal is None or proposal == current:
-        return Judged(region, proposal, margin, None, "the model keeps the text")
-    if margin is not None and margin < threshold:
-        return Judged(region, proposal, margin, None, f"margin {margin:.2f} under {threshold}")
+          start: int, threshold: float, use_rule: bool, rival_margin: float | None = None) -> Judged:
+    """Whether to show a region's next edit, and which: the rename rule's text when the model prefers it to the
+    text there by `threshold` (its `rival_margin`), else the model's own proposal when it prefers that by
+    `threshold` (its `margin`); either only when it changes some of what the edit changed and does not undo
+    it. A margin of None (a family that commits in place gave none) does not hold a proposal back."""
+
+    def shown(text: str, source: str, by: float | None) -> Judged:
+        return Judged(region, proposal, margin,
+                      NextEdit(region.uri, start, start + len(current), text, current, region, by, source), "shown")
+
     rule = renamed(edit, current) if use_rule else None
-    shown, source = proposal, "model"
-    if rule is not None and rule != proposal and _starts_same(current, proposal, rule):
-        shown, source = rule, "rule"
-    if not shares_change(edit, current, shown):
-        return Judged(region, proposal, margin, None, "changes nothing the edit changed")
-    if undoes(edit, current, shown):
-        return Judged(region, proposal, margin, None, "undoes the edit")
-    return Judged(region, proposal, margin,
-                  NextEdit(region.uri, start, start + len(current), shown, current, region, margin, source), "shown")
+    why = "the model keeps the text"
+    if rule is not None and rival_margin is not None:
+        why = _gated(edit, current, rule) or (f"rule margin {rival_margin:.2f} under {threshold}"
+                                              if rival_margin < threshold else "")
+        if not why:
+            return shown(rule, "rule", rival_margin)
+    if proposal is not None and proposal != current:
+        why = _gated(edit, current, proposal) or (f"margin {margin:.2f} under {threshold}"
+                                                  if margin is not None and margin < threshold else "")
+        if not why:
+            return shown(proposal, "model", margin)
+    return Judged(region, proposal, margin, None, why)
 
 
 SLACK = 4  # masks beyond the longer of the region's text and the edit's new run
@@ -148,15 +155,27 @@ def _spot(text: str, region: Region, edit: DocEdit, tokenizer: object) -> Spot:
     return Spot(region.start, region.end, longest + SLACK, kind)
 
 
-def propose(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
-            params: DenoiseParams | None = None, settings: NextEditSettings = NextEditSettings(),
-            others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
-            context: str = "") -> list[Judged]:
-    """Every candidate region after the newest edit of `document` in `history`, judged (shown ones have
-    `shown`); `others`: the other open documents, `context`: repository context for the header."""
+@dataclass(frozen=True)
+class Proposal:
+    """What the model wrote in one region (None: nothing kept, or a result that did not parse), its margin,
+    and its margin for the rename rule's text there (when the rule rewrites the region), before judgement."""
+
+    region: Region
+    current: str
+    proposal: str | None
+    margin: float | None
+    rival_margin: float | None = None
+
+
+def proposals(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
+              params: DenoiseParams | None = None, settings: NextEditSettings = NextEditSettings(),
+              others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
+              context: str = "") -> tuple[DocEdit | None, list[Proposal]]:
+    """The newest edit of `document` in `history`, and the model's proposal for every candidate region after
+    it, ranked; `others`: the other open documents, `context`: repository context for the header."""
     mine = [e for e in history if e.uri == document.uri]
     if not mine:
-        return []
+        return None, []
     edit = mine[-1]
     spec = get_language(document.language)
     by_uri = {d.uri: d for d in (document, *others)}
@@ -169,26 +188,40 @@ def propose(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdi
             doc_spec = get_language(doc.language)
             picked = sorted((r for r in found if r.uri == uri), key=lambda r: r.start)
             spots = [_spot(doc.text, r, edit, engine.tokenizer) for r in picked]
+            rivals = tuple(renamed(edit, doc.text[r.start : r.end]) if settings.rule else None for r in picked)
             header = history_header(history, doc_spec.comment_prefix, engine.tokenizer, settings.history_tokens)
-            jobs.append(FillJob(doc.text, tuple(spots), doc_spec, uri, header + context))
+            jobs.append(FillJob(doc.text, tuple(spots), doc_spec, uri, header + context, rivals))
             places.append(list(zip(picked, spots)))
         try:
-            results = fill_many(engine, jobs, params, cancel, FillOptions(retries=0, compare=True))
+            options = FillOptions(retries=0, compare=True, max_length=min(settings.canvas_tokens, engine.max_length))
+            results = fill_many(engine, jobs, params, cancel, options)
             break
         except ContextOverflow:  # the regions of one document lie further apart than the model reads
             if len(found) <= 1:
-                return []
+                return edit, []
             found = found[:-1]
-    threshold = AGGRESSIVENESS[settings.aggressiveness]
-    judged: dict[Region, Judged] = {}
+    made: dict[Region, Proposal] = {}
     for job, result, placed in zip(jobs, results, places):
         by_start = {e.start: e for e in result.edits}
-        for (region, spot), margin in zip(placed, result.margins):
-            current = job.text[spot.start : spot.end]
+        for (region, spot), margin, rival in zip(placed, result.margins, result.rival_margins):
             edit_here = by_start.get(spot.start)
-            proposal = edit_here.new_text if edit_here is not None and edit_here.end == spot.end else None
-            judged[region] = judge(edit, region, current, proposal, margin, spot.start, threshold, settings.rule)
-    return [judged[r] for r in found if r in judged]
+            text = edit_here.new_text if edit_here is not None and edit_here.end == spot.end else None
+            made[region] = Proposal(region, job.text[spot.start : spot.end], text, margin, rival)
+    return edit, [made[r] for r in found if r in made]
+
+
+def propose(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
+            params: DenoiseParams | None = None, settings: NextEditSettings = NextEditSettings(),
+            others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
+            context: str = "") -> list[Judged]:
+    """Every candidate region after the newest edit of `document` in `history`, judged (shown ones have
+    `shown`)."""
+    edit, made = proposals(engine, document, history, params, settings, others, cancel, context)
+    if edit is None:
+        return []
+    threshold = AGGRESSIVENESS[settings.aggressiveness]
+    return [judge(edit, p.region, p.current, p.proposal, p.margin, p.region.start, threshold, settings.rule,
+                  p.rival_margin) for p in made]
 
 
 def suggest(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],

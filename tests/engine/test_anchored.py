@@ -432,6 +432,13 @@ def test_a_span_s_margin_is_the_base_s_preference_where_it_leaves_its_reference(
     scores = torch.log_softmax(logits.float(), -1)
     assert left.margin == pytest.approx(float(scores[written[2]] - scores[other]), abs=1e-3)
     assert left.margin > 0
+    # a rival text (a rule's proposal) is weighed against the reference at the same point
+    third = next(t for t in range(50, 90) if t not in (written[2], other, sp.eos_id, sp.pad_id, sp.mask_id))
+    rival = [*written[:2], third, *written[3:]]
+    weighed = anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(reference),),
+                                             span_rivals=(_IdsReference(rival),))], params)[0].spans[0]
+    assert weighed.margin == pytest.approx(left.margin, abs=1e-5)
+    assert weighed.rival_margin == pytest.approx(float(scores[third] - scores[other]), abs=1e-3)
     # with the adapter on, drafting or one token a step: the margin comes from the same logits
     one_a_step, drafted = (anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(reference),))], p)[0]
                            for p in (DenoiseParams.reference().with_(fill_after_eos=False),

@@ -8,7 +8,7 @@ from infill.next_edit.candidates import anchors, regions
 from infill.next_edit.edits import changed_region, edit_between
 from infill.next_edit.header import history_header
 from infill.next_edit.history import EditHistory
-from infill.next_edit.rule import next_place, renamed
+from infill.next_edit.rule import renamed
 from infill.next_edit.suggest import judge, shares_change, undoes
 
 PY = get_language("python")
@@ -111,8 +111,8 @@ def test_the_rename_rule_repeats_the_replacement_at_the_next_place() -> None:
     assert edit is not None
     assert renamed(edit, "    return JsonResponse(user.to_dict())") == "    return render(user.to_dict())"
     assert renamed(edit, "    return JsonResponses(x)") is None  # whole words only
-    start, end, new = next_place(edit, EDITED, cursor_line=6)
-    assert EDITED[start:end] == "    return JsonResponse(user.to_dict())" and new == "    return render(user.to_dict())"
+    call = edit_between("u", "f(a)\nf(a)\n", "f(a, b)\nf(a)\n")
+    assert call is not None and renamed(call, "f(a)") == "f(a, b)"  # an insertion takes the token before it
 
 
 def test_a_proposal_must_share_the_change_and_not_undo_it() -> None:
@@ -128,13 +128,15 @@ def test_the_judgement_of_a_region() -> None:
     assert edit is not None
     (region, *_) = regions(edit, EDITED, PY)
     current = EDITED[region.start : region.end]
-    shown = judge(edit, region, current, "render", 2.0, region.start, 1.5, True)
-    assert shown.shown is not None and shown.shown.new_text == "render" and shown.why == "shown"
-    assert judge(edit, region, current, "render", 1.0, region.start, 1.5, True).shown is None  # under the margin
-    assert judge(edit, region, current, current, 9.0, region.start, 0.0, True).shown is None
-    assert judge(edit, region, current, "user", 9.0, region.start, 0.0, True).why == "changes nothing the edit changed"
-    # the model starts the rule's change and goes astray after it: the rule's text carries the line over
-    line = "return JsonResponse(user.to_dict())"
-    ruled = judge(edit, region, line, "return render(1)", 3.0, region.start, 1.5, True)
-    assert ruled.shown is not None and ruled.shown.source == "rule" and ruled.shown.new_text == "return render(user.to_dict())"
-    assert judge(edit, region, line, "return render(1)", 3.0, region.start, 1.5, False).shown.new_text == "return render(1)"
+    assert current == "JsonResponse"
+    # the rule proposes, the model decides: its preference for the rule's text over the text there
+    ruled = judge(edit, region, current, "user", 3.0, region.start, 1.5, True, rival_margin=2.0)
+    assert ruled.shown is not None and ruled.shown.source == "rule" and ruled.shown.new_text == "render"
+    low = judge(edit, region, current, "user", 3.0, region.start, 1.5, True, rival_margin=1.0)
+    assert low.shown is None and low.why == "changes nothing the edit changed"  # nor is the model's own
+    # without the rule: the model's own proposal, by its own margin
+    assert judge(edit, region, current, "render", 2.0, region.start, 1.5, False).shown.source == "model"
+    assert judge(edit, region, current, "render", 1.0, region.start, 1.5, False).why == "margin 1.00 under 1.5"
+    assert judge(edit, region, current, current, 9.0, region.start, 0.0, False).why == "the model keeps the text"
+    assert judge(edit, region, current, "user", 9.0, region.start, 0.0, False).why == "changes nothing the edit changed"
+    assert judge(edit, region, "render", "JsonResponse", 9.0, region.start, 0.0, False).shown is None  # a reversal
