@@ -5,6 +5,7 @@ engine loads."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -16,7 +17,7 @@ from engine import DenoiseParams, Engine, InfillRequest
 from engine.models.anchored import forward_canvas
 from tests.support.checkpoints import write_tiny_gguf
 from training.gaps import Corpus, Gap, Window, sample_gaps
-from training.packed import build_rows, loss_of, packed_logits
+from training.packed import Rows, build_rows, loss_of, packed_logits
 
 TOLERANCE = 1e-4
 """Largest difference allowed between a packed row's float32 logits (or the adapter's gradients) and the
@@ -261,3 +262,59 @@ def test_the_schedule_follows_steps_through_a_pause(tmp_path, monkeypatch):
     for e in train:
         assert e["lr"] == pytest.approx(parsed.lr * lr_factor(parsed, e["step"] - 1, None), abs=1e-7)
     assert train[-1]["wall"] - train[-1]["cpu"] >= 2.5  # the pause shows in wall time only
+
+
+def _saved_for_backward(model, window, gaps, rows, eos) -> tuple[int, int]:
+    """Bytes of the activations autograd keeps for the backward of one window's loss (the model's own
+    weights left out), in all and the largest single one."""
+    weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    kept: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in weights:
+            kept[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    adapter = model.adapter
+    for p in adapter.parameters():
+        p.requires_grad_(True)
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            loss, _ = loss_of(packed_logits(model, window, gaps, rows, eos), rows)
+        loss.backward()
+    finally:
+        for p in adapter.parameters():
+            p.requires_grad_(False)
+            p.grad = None
+    return sum(kept.values()), max(kept.values())
+
+
+def test_a_windows_training_memory_grows_with_its_rows_not_rows_times_keys(engine, training_model):
+    """Twice the gaps (the same gaps again, so exactly twice the rows) keep at most about twice the
+    activations for the backward, and no kept tensor is as large as a score matrix of every row over every
+    key. The engine's decoding attention, which training used before, attends each row over the whole
+    window, all right contexts and all rows: its kept scores grow with rows x keys (8 GB for one 512-token
+    window of the bundled model)."""
+    model = training_model
+    mask, eos = engine.special.mask_id, engine.special.eos_id
+    rng = np.random.RandomState(2)
+    window = rng.randint(3, 500, 240)
+    window[0] = eos
+    gaps = []
+    for start in range(20, 230, 18):
+        right = rng.randint(3, 500, int(rng.randint(4, 40)))
+        gaps += [Gap(start, start + 8, right, "lines"), Gap(start + 4, start + 8, right, "rest_of_line")]
+    once = build_rows(window, gaps, mask, eos, 2, 7, random.Random(0))
+    again = Rows(*(getattr(once, f.name) * 2 for f in dataclasses.fields(Rows)))
+    again.gap = once.gap + [g + len(gaps) for g in once.gap]
+    measured = []
+    for chosen, rows in ((gaps, once), (gaps + gaps, again)):
+        total, largest = _saved_for_backward(model, window, chosen, rows, eos)
+        keys = len(window) + sum(len(g.right) + 1 for g in chosen) + len(rows.ids)
+        heads = model.shape.num_attention_heads
+        assert largest < heads * len(rows.ids) * keys * 4, (largest, len(rows.ids), keys)
+        measured.append((len(rows.ids), total))
+    (rows_1, total_1), (rows_2, total_2) = measured
+    assert rows_2 == 2 * rows_1
+    assert total_2 <= 2.1 * total_1, measured

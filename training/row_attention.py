@@ -3,18 +3,19 @@ rows against exactly the keys they may see.
 
 The engine's decoding attention (`engine.models.layers.decoding_attention`) gives each row the bits it gets
 alone, which training does not need and which costs it dearly: it reads every key for every row (a row of
-a gap 20 tokens into a 512-token window attends over all windows' rights and all gaps' rows, masked), and on
+a gap 20 tokens into a 512-token window attends over all the window's rights and all gaps' rows, masked), and on
 a CPU whose matrix library rounds rows apart it runs every row as its own batch entry (over 24 GB for one
 window on a Zen 4). Its per-layer mask is one slice of a stack of every layer's masks, whose backward writes
 a zero gradient of the whole stack once per layer (42 % of a training step, profiled).
 
-Here a gap's rows (contiguous in `packed.Rows`) attend in one fused call (`scaled_dot_product_attention`,
-which keeps no score matrix for the backward) over the window's first `a` keys, their own right context's
-keys and their own gap's rows, by a small mask of their own. The committed rows' right bias
-(`Adapter.right_bias`, per layer and head) rides in one extra query/key column: the queries of committed rows
-carry the layer's bias per head, the right context's keys carry 1/scale, every other entry 0, so the scores
-gain exactly `bias` on (committed row, right key) pairs and the gradient reaches the bias through the query.
-Memory per layer is then the gap rows' activations, not rows x keys.
+Here a gap's rows (contiguous in `packed.Rows`) attend, one call per gap (`_products`), over the window's
+first `a` keys, their own right context's keys and their own gap's rows, by a small mask of their own.
+The committed rows' right bias (`Adapter.right_bias`, per layer and head) rides in one extra query/key
+column: the queries of committed rows carry the layer's bias per head, the right context's keys carry
+1/scale, every other entry 0, so the scores gain exactly `bias` on (committed row, right key) pairs and the
+gradient reaches the bias through the query.
+Memory per layer is then each gap's rows times its own keys, not all rows times all keys
+(`tests/test_training.py` checks that twice the gaps keep twice the activations for the backward).
 """
 
 from __future__ import annotations
