@@ -10,7 +10,15 @@ import pytest
 from remote.server import schemas
 from remote.server.edit_api import mercury_document, tabby_document
 from remote.server.service import RequestError
-from tests.support.next_edit_requests import DIFF, EDITED, LINE, continue_body, mercury_content, rename_window, tabby_body
+from tests.support.next_edit_requests import (
+    DIFF,
+    EDITED,
+    LINE,
+    continue_body,
+    mercury_content,
+    rename_window,
+    tabby_body,
+)
 from tests.support.next_edit_sample import NEW, OLD, VIEWS
 
 

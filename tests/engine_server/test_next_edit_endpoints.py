@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
+from tests.engine_server import doc_configs
 from tests.support.engine_process import EngineProcess
 from tests.support.next_edit_requests import (
     DIFF,
@@ -26,6 +29,7 @@ from tests.support.next_edit_requests import (
 from tests.support.next_edit_sample import NEW, OLD, VIEWS
 
 TIMEOUT = 300
+DOCS = Path(__file__).parents[2] / "docs" / "engine-server.md"
 
 
 @pytest.fixture(scope="module")
@@ -110,8 +114,11 @@ def test_bad_input_is_a_400_naming_it(server: EngineProcess) -> None:
         assert answer.status_code == 400 and named in message and "\n" not in message, (named, message)
     assert httpx.get(server.url + "/health").status_code == 200
 
+    continue_model = yaml.safe_load(doc_configs.block("Next edits", 1, DOCS))["models"][0]
+    assert continue_model["provider"] == "inception" and "mercury-coder" in continue_model["model"]
+    where = doc_configs.at(continue_model["apiBase"], server.url) + "edit/completions"  # as Continue joins them
     no_history = mercury_content(EDITED, LINE, 0, LINE, LINE + 2, [])
-    plain = post(server, "/v1/edit/completions", continue_body(no_history, stream=False))
+    plain = httpx.post(where, json=continue_body(no_history, model=continue_model["model"], stream=False))
     window = "\n".join(EDITED.split("\n")[LINE : LINE + 3])
     assert plain.status_code == 200 and plain.json()["choices"][0]["message"]["content"] == f"```\n{window}\n```"
 
