@@ -30,17 +30,6 @@ class Rewritten:
     edits: list[NextEdit]  # those applied, offsets in the document
 
 
-def _inside(edit: NextEdit, text: str, start: int, end: int) -> NextEdit | None:
-    """`edit` when it lies within `start`..`end` of `text`; a whole-line edit that also takes the line break
-    right after the window, and writes one, is cut back to the window; None for any other."""
-    if start <= edit.start and edit.end <= end:
-        return edit
-    if (start <= edit.start and edit.end == end + 1 and text[end : end + 1] == "\n"
-            and edit.new_text.endswith("\n")):
-        return replace(edit, end=end, new_text=edit.new_text[:-1], old_text=edit.old_text[:-1])
-    return None
-
-
 def rewrite(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit], start: int, end: int,
             params: DenoiseParams | None = None, settings: NextEditSettings | None = None,
             cancel: Callable[[], bool] | None = None, context: str = "") -> Rewritten:
@@ -54,6 +43,20 @@ def rewrite(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdi
     last = index.line_of(end - 1 if end > start and text[end - 1] == "\n" else end)
     shown = suggest(engine, document, history, params, settings or NextEditSettings(), (), cancel, context,
                     (index.line_of(start), last))
-    kept = [e for e in (_inside(s, text, start, end) for s in shown if s.uri == document.uri) if e is not None]
+    kept = inside(shown, document.uri, text, start, end)
     moved = [replace(e, start=e.start - start, end=e.end - start) for e in kept]
     return Rewritten(applied(window, moved), kept)
+
+
+def inside(edits: Sequence[NextEdit], uri: str, text: str, start: int, end: int) -> list[NextEdit]:
+    """The edits of document `uri` (whose text is `text`) within `start`..`end`; a whole-line edit that also
+    takes the line break right after the window, and writes one, cut back to the window; the others left out."""
+    kept = []
+    for edit in edits:
+        if edit.uri != uri or edit.start < start:
+            continue
+        if edit.end <= end:
+            kept.append(edit)
+        elif edit.end == end + 1 and text[end : end + 1] == "\n" and edit.new_text.endswith("\n"):
+            kept.append(replace(edit, end=end, new_text=edit.new_text[:-1], old_text=edit.old_text[:-1]))
+    return kept

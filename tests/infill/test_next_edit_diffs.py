@@ -1,11 +1,15 @@
-"""A client's edit history as unified diffs or two versions, turned into `DocEdit`s (`diff_history`)."""
+"""A client's edit history as unified diffs or two versions, turned into `DocEdit`s (`diff_history`), and the
+next edits a client's window keeps (`rewrite`), without a model."""
 
 from __future__ import annotations
 
 import pytest
 
+from infill.next_edit.candidates import Region
 from infill.next_edit.diff_history import diff_history, file_diffs, line_edits, same_file
 from infill.next_edit.patches import PatchError
+from infill.next_edit.rewrite import applied, inside
+from infill.next_edit.suggest import NextEdit
 from tests.support.next_edit_sample import NEW, OLD, VIEWS
 
 EDITED = VIEWS.replace(OLD + '({"error"', NEW + '({"error"', 1)
@@ -60,3 +64,19 @@ def test_the_current_file_s_diffs_are_taken_back_out_newest_first() -> None:
     assert [e.line for e in edits] == [3, 7] and edits[0].old_lines == "no such line\n"
     with pytest.raises(PatchError, match="newest diff of views.py does not match"):
         diff_history("file:///views.py", "views.py", VIEWS, diff("views.py", 7, LINES[7], EDITED_LINES[7]))
+
+
+def test_a_window_keeps_the_edits_inside_it_and_applies_them() -> None:
+    text = "a = old\nb = old\nc = old\n"
+    region = Region("u", 0, 0, "echo")
+
+    def edit(start: int, end: int, new: str, uri: str = "u") -> NextEdit:
+        return NextEdit(uri, start, end, new, text[start:end], region, 1.0, "model")
+
+    start, end = text.index("b"), text.index("\nc")  # the window: line 1 without its line break
+    whole_line = edit(start, end + 1, "b = new\n")  # takes the break after the window, and writes one
+    kept = inside([edit(4, 7, "new"), whole_line, edit(start + 4, end, "new", "v"), edit(end + 1, end + 4, "x")],
+                  "u", text, start, end)
+    assert [(e.start, e.end, e.new_text) for e in kept] == [(start, end, "b = new")]
+    assert inside([edit(start, end + 1, "b = new")], "u", text, start, end) == []  # would eat the break
+    assert applied(text, [edit(4, 7, "new"), edit(12, 15, "new")]) == "a = new\nb = new\nc = old\n"
