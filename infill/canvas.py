@@ -184,6 +184,8 @@ def _assemble(
         before = text[cursor : spot.start]
         if heal:
             lead = lead_text(before, tokenizer)
+            if slots and lead == before:  # all the text between two spots: their masks would join into one span
+                lead = ""
         else:
             lead_match = _INDENT_AFTER_BREAK.search(before) if spot.start == spot.end else None
             at_line_start = lead_match is not None and (

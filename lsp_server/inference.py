@@ -304,14 +304,13 @@ class InferenceBackend:
         """The next edits after the newest edit of `document` in `history` (`infill.next_edit`), best first;
         none from a model that cannot read the text after a gap (a block-diffusion checkpoint), which the
         log says once."""
-        from infill.next_edit.suggest import NextEditSettings, OpenDocument, suggest
+        from infill.next_edit.suggest import NOT_IN_PLACE, NextEditSettings, OpenDocument, in_place, suggest
 
         engine = self._require_engine()
-        if engine.max_right == 0:
+        if not in_place(engine):
             if not self._said_no_next_edits:
                 self._said_no_next_edits = True
-                logger.warning("next edits: model %s writes a gap from the text before it alone, so it cannot "
-                               "rewrite a region in place; it gives no next edits", self.model_name)
+                logger.warning("next edits: model %s %s; it gives no next edits", self.model_name, NOT_IN_PLACE)
             return []
         if not settings.engine_url:
             engine.doc_cache.set_budget(settings.cache_mb << 20)
