@@ -2,6 +2,7 @@
 whose caches exist, for this checkout and another commit side by side.
 
     python -m bench.first_start [--model default] [--against main] [--threads 1] [--rounds 1]
+    python -m bench.first_start --pieces [--model default] [--threads 1]
 
 For each checkout (`--against REF`: the commit exported with `git archive` into a temporary folder and
 byte-compiled, as an install leaves it; then this checkout) a pygls client starts `python -m lsp_server`
@@ -13,6 +14,10 @@ the client sends nothing until the cache holds what later starts read (the calib
 weights: measured in the background after the answer on a start that defers them), and that time is
 reported too; the server is shut down and started again on the same folder: the cached start. The
 checkouts take turns in each round, so a busy machine slows both alike. Ends with one JSON line.
+
+`--pieces`: how long a request that arrives while a first start measures the machine may wait. This process
+loads the model on an empty cache folder and runs the measurement piece by piece as a server's worker does
+between requests (`Engine.calibrate_step`), timing each piece.
 """
 
 from __future__ import annotations
@@ -180,13 +185,46 @@ async def run(args: argparse.Namespace) -> dict[str, dict[str, list[Start]]]:
     return results
 
 
+def pieces(model: str, threads: int) -> dict[str, object]:
+    """Each piece of the measurement a first-ever load of `model` leaves to run between requests, timed."""
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    with tempfile.TemporaryDirectory(prefix="dcomplete-pieces-") as cache:
+        os.environ["DCOMPLETE_CACHE"] = cache
+        os.environ.pop("DCOMPLETE_CALIBRATION", None)
+        import torch
+
+        from engine import Engine
+
+        torch.set_num_threads(threads)
+        engine = Engine.load(model)
+        if not engine.calibrating:
+            raise SystemExit(f"bench.first_start: {model} leaves nothing to measure on this machine")
+        timed = []
+        while True:
+            piece = time.perf_counter()
+            more = engine.calibrate_step()
+            timed.append((time.perf_counter() - piece) * 1000)
+            if not more:
+                break
+    ordered = sorted(timed)
+    row = {"pieces": len(timed), "total_s": round(sum(timed) / 1000, 1), "median_ms": round(ordered[len(timed) // 2]),
+           "p95_ms": round(ordered[int(0.95 * (len(timed) - 1))]), "max_ms": round(ordered[-1])}
+    print(f"model {model}, {threads} thread(s): the measurement between requests, piece by piece")
+    print("  ".join(f"{key} {value}" for key, value in row.items()))
+    return {"benchmark": "first_start_pieces", "model": model, "threads": threads, **row}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.first_start", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="default")
     parser.add_argument("--against", default="main", help="the commit to compare with ('' for none)")
     parser.add_argument("--threads", type=int, default=1, help="the server's torch threads (OMP_NUM_THREADS)")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--pieces", action="store_true", help="time the measurement's pieces in this process")
     args = parser.parse_args(argv)
+    if args.pieces:
+        print(json.dumps(pieces(args.model, args.threads)))
+        return 0
     results = asyncio.run(run(args))
     median = statistics.median
     print(f"model {args.model}, {args.threads} thread(s), {args.rounds} round(s), medians; "
