@@ -178,7 +178,7 @@ def _assemble(
     heal: bool = False,
 ) -> Canvas:
     ids = [special.bos_id, *header]
-    slots = []
+    slots: list[Slot] = []
     cursor = start
     for spot in spots:
         before = text[cursor : spot.start]

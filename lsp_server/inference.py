@@ -82,6 +82,15 @@ class InferenceBackend:
     def loaded(self) -> bool:
         return self._engine is not None
 
+    @property
+    def calibrating(self) -> bool:
+        """Whether the local engine still measures this machine's kernels (`calibrate_step` runs a piece)."""
+        return bool(getattr(self._engine, "calibrating", False))
+
+    def calibrate_step(self) -> bool:
+        """One piece of the engine's measurement of this machine's kernels; whether pieces remain."""
+        return bool(self._engine is not None and self._engine.calibrate_step())
+
     def ensure_loaded(self, settings: Settings) -> LoadFailure | None:
         """Load (or reload, or reconnect to) the engine the settings ask for; a failure is returned,
         never raised. A local model that failed stays failed until the settings change; an engine
