@@ -93,7 +93,8 @@ class Judged:
 
 
 def _words(tokens: set[str] | frozenset[str]) -> set[str]:
-    return {t for t in tokens if _WORD.match(t)}
+    """The tokens that carry meaning: names, numbers, strings and comments (a `# noqa: UP045` edit is one)."""
+    return {t for t in tokens if _WORD.match(t) or t.startswith("#")}
 
 
 def shares_change(edit: DocEdit, old: str, new: str) -> bool:

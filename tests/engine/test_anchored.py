@@ -463,6 +463,12 @@ def test_a_span_s_margin_is_the_base_s_preference_where_it_leaves_its_reference(
                                              span_rivals=(_IdsReference(rival),))], params)[0].spans[0]
     assert weighed.margin == pytest.approx(left.margin, abs=1e-5)
     assert weighed.rival_margin == pytest.approx(float(scores[third] - scores[other]), abs=1e-3)
+    # a span that keeps its text throughout still weighs the rival where the rival parts from it
+    kept_weighed = anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(written),),
+                                                  span_rivals=(_IdsReference(rival),))], params)[0].spans[0]
+    assert kept_weighed.margin is None
+    assert kept_weighed.rival_margin == pytest.approx(float(scores[third] - scores[written[2]]), abs=1e-3)
+    assert kept_weighed.rival_margin < 0
     # with the adapter on, drafting or one token a step: the margin comes from the same logits
     one_a_step, drafted = (anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(reference),))], p)[0]
                            for p in (DenoiseParams.reference().with_(fill_after_eos=False),
