@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -21,8 +22,10 @@ from bench.datasets import fixed_subset
 from bench.next_edit import format_table, score, summarize
 from bench.next_edit_model import URI
 from bench.next_edit_tasks import Suggestion, Task, load_tasks
+from infill.next_edit.suggest import Thresholds
 
-THRESHOLDS = (-1e9, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+RULE = (-math.inf, -8.0, -6.0, -4.0, -2.0, 0.0, 1.0, 2.0)
+MODEL = (None, -math.inf, 0.0, 2.0, 4.0, 6.0, 8.0)
 
 
 def collect(tasks: Sequence[Task], model: str, device: str | None) -> list[dict[str, Any]]:
@@ -50,10 +53,8 @@ def collect(tasks: Sequence[Task], model: str, device: str | None) -> list[dict[
     return out
 
 
-def decide(task: Task, record: dict[str, Any], threshold: float, rule: bool, by_margin: bool = False
-           ) -> Suggestion | None:
-    """What `suggest` shows first for this task's proposals under the policy; `by_margin`: the shown region
-    the model was surest of, not the first in the candidates' rank."""
+def decide(task: Task, record: dict[str, Any], thresholds: Thresholds, rule: bool) -> Suggestion | None:
+    """What `suggest` shows first for this task's proposals under the policy."""
     from infill.next_edit.candidates import Region
     from infill.next_edit.edits import edit_between
     from infill.next_edit.suggest import judge
@@ -61,30 +62,28 @@ def decide(task: Task, record: dict[str, Any], threshold: float, rule: bool, by_
     edit = edit_between(URI.format(task.path), task.before, task.current)
     if edit is None:
         return None
-    shown = []
     for r in record["regions"]:
         region = Region(edit.uri, r["first"], r["last"], r["kind"], r["start"], r["end"])
-        judged = judge(edit, region, r["current"], r["proposal"], r["margin"], r["start"], threshold, rule,
+        judged = judge(edit, region, r["current"], r["proposal"], r["margin"], r["start"], thresholds, rule,
                        r.get("rival_margin"))
         if judged.shown is not None:
-            shown.append(judged.shown)
-    if not shown:
-        return None
-    best = max(shown, key=lambda s: -1e9 if s.margin is None else s.margin) if by_margin else shown[0]
-    return Suggestion(best.start, best.end, best.new_text)
+            return Suggestion(judged.shown.start, judged.shown.end, judged.shown.new_text)
+    return None
+
+
+def _name(value: float | None) -> str:
+    return "off" if value is None else "any" if value == -math.inf else f"{value:g}"
 
 
 def sweep(tasks: Sequence[Task], records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Every policy's summary: the rule's text by its rival margin and the model's own proposals by theirs
+    (`rule=A model=B`), and the model's own alone (`model=B`)."""
     by_id = {r["id"]: r for r in records}
-    out = {}
-    for rule, by_margin in ((True, False), (True, True), (False, False)):
-        for threshold in THRESHOLDS:
-            rows = [score(t, decide(t, by_id[t.id], threshold, rule, by_margin), by_id[t.id]["seconds"])
-                    for t in tasks]
-            name = f"{'rule' if rule else 'model'}{'-surest' if by_margin else ''}" \
-                   f"@{'any' if threshold < -1e8 else threshold}"
-            out[name] = summarize(rows)
-    return out
+    policies = [(f"rule={_name(r)} model={_name(m)}", Thresholds(r, m), True) for r in RULE for m in MODEL]
+    policies += [(f"model={_name(m)}", Thresholds(math.inf, m), False) for m in MODEL if m is not None]
+    return {name: summarize([score(t, decide(t, by_id[t.id], thresholds, rule), by_id[t.id]["seconds"])
+                             for t in tasks])
+            for name, thresholds, rule in policies}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

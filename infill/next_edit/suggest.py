@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -33,8 +34,25 @@ if TYPE_CHECKING:
     from engine import DenoiseParams
     from engine.api import EngineLike
 
-AGGRESSIVENESS: dict[str, float] = {"low": 4.0, "medium": 1.5, "high": 0.0}
-"""The margin (nats) the model's proposal must reach, per `nextEdit.aggressiveness`; chosen on bench.next_edit."""
+@dataclass(frozen=True)
+class Thresholds:
+    """What a region's margins (nats) must reach to be shown. `rule`: the rename rule's text, by its rival
+    margin; below zero the model only vetoes a text it finds that much less likely than the text there.
+    `model`: the model's own proposal, by its margin; None shows none."""
+
+    rule: float
+    model: float | None
+
+
+AGGRESSIVENESS: dict[str, Thresholds] = {
+    "low": Thresholds(rule=-2.0, model=None),
+    "medium": Thresholds(rule=-6.0, model=None),
+    "high": Thresholds(rule=-math.inf, model=8.0),
+}
+"""Per `nextEdit.aggressiveness`, chosen with bench.next_edit_sweep on bench.next_edit's 267 tasks (bundled
+model): the model's veto of the rule's text at -6 nats keeps 92% of noise tasks quiet against 79% without it,
+for 1.5 points of exact match; the bundled model's own proposals added no exact match at any threshold and
+only noise, so they are shown at `high` alone (docs/figures.md#next-edits)."""
 
 
 NOT_IN_PLACE = "writes a gap from the text before it alone, so it cannot rewrite a region in place"
@@ -128,11 +146,11 @@ def _gated(edit: DocEdit, current: str, text: str) -> str | None:
 
 
 def judge(edit: DocEdit, region: Region, current: str, proposal: str | None, margin: float | None,
-          start: int, threshold: float, use_rule: bool, rival_margin: float | None = None) -> Judged:
-    """Whether to show a region's next edit, and which: the rename rule's text when the model prefers it to the
-    text there by `threshold` (its `rival_margin`), else the model's own proposal when it prefers that by
-    `threshold` (its `margin`); either only when it changes some of what the edit changed and does not undo
-    it. A margin of None (a family that commits in place gave none) does not hold a proposal back."""
+          start: int, thresholds: Thresholds, use_rule: bool, rival_margin: float | None = None) -> Judged:
+    """Whether to show a region's next edit, and which: the rename rule's text when its rival margin reaches
+    `thresholds.rule`, else the model's own proposal when its margin reaches `thresholds.model`; either only
+    when it changes some of what the edit changed and does not undo it. A margin of None (a family that
+    commits in place gave none) does not hold a proposal back."""
 
     def shown(text: str, source: str, by: float | None) -> Judged:
         return Judged(region, proposal, margin,
@@ -141,13 +159,15 @@ def judge(edit: DocEdit, region: Region, current: str, proposal: str | None, mar
     rule = renamed(edit, current) if use_rule else None
     why = "the model keeps the text"
     if rule is not None and rival_margin is not None:
-        why = _gated(edit, current, rule) or (f"rule margin {rival_margin:.2f} under {threshold}"
-                                              if rival_margin < threshold else "")
+        why = _gated(edit, current, rule) or (f"rule margin {rival_margin:.2f} under {thresholds.rule}"
+                                              if rival_margin < thresholds.rule else "")
         if not why:
             return shown(rule, "rule", rival_margin)
     if proposal is not None and proposal != current:
-        why = _gated(edit, current, proposal) or (f"margin {margin:.2f} under {threshold}"
-                                                  if margin is not None and margin < threshold else "")
+        if thresholds.model is None:
+            return Judged(region, proposal, margin, None, why if rule is not None else "the model's own are not shown")
+        why = _gated(edit, current, proposal) or (f"margin {margin:.2f} under {thresholds.model}"
+                                                  if margin is not None and margin < thresholds.model else "")
         if not why:
             return shown(proposal, "model", margin)
     return Judged(region, proposal, margin, None, why)
@@ -230,8 +250,8 @@ def propose(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdi
     edit, made = proposals(engine, document, history, params, settings, others, cancel, context, lines)
     if edit is None:
         return []
-    threshold = AGGRESSIVENESS[settings.aggressiveness]
-    return [judge(edit, p.region, p.current, p.proposal, p.margin, p.region.start, threshold, settings.rule,
+    thresholds = AGGRESSIVENESS[settings.aggressiveness]
+    return [judge(edit, p.region, p.current, p.proposal, p.margin, p.region.start, thresholds, settings.rule,
                   p.rival_margin) for p in made]
 
 

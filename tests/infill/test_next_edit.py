@@ -9,7 +9,7 @@ from infill.next_edit.edits import changed_region, edit_between
 from infill.next_edit.header import history_header
 from infill.next_edit.history import EditHistory
 from infill.next_edit.rule import renamed
-from infill.next_edit.suggest import judge, shares_change, undoes
+from infill.next_edit.suggest import Thresholds, judge, shares_change, undoes
 
 PY = get_language("python")
 VIEWS = '''from app.http import JsonResponse
@@ -134,13 +134,18 @@ def test_the_judgement_of_a_region() -> None:
     current = EDITED[region.start : region.end]
     assert current == "JsonResponse"
     # the rule proposes, the model decides: its preference for the rule's text over the text there
-    ruled = judge(edit, region, current, "user", 3.0, region.start, 1.5, True, rival_margin=2.0)
+    ruled = judge(edit, region, current, "user", 3.0, region.start, Thresholds(1.5, 1.5), True, rival_margin=2.0)
     assert ruled.shown is not None and ruled.shown.source == "rule" and ruled.shown.new_text == "render"
-    low = judge(edit, region, current, "user", 3.0, region.start, 1.5, True, rival_margin=1.0)
+    low = judge(edit, region, current, "user", 3.0, region.start, Thresholds(1.5, 1.5), True, rival_margin=1.0)
     assert low.shown is None and low.why == "changes nothing the edit changed"  # nor is the model's own
-    # without the rule: the model's own proposal, by its own margin
-    assert judge(edit, region, current, "render", 2.0, region.start, 1.5, False).shown.source == "model"
-    assert judge(edit, region, current, "render", 1.0, region.start, 1.5, False).why == "margin 1.00 under 1.5"
-    assert judge(edit, region, current, current, 9.0, region.start, 0.0, False).why == "the model keeps the text"
-    assert judge(edit, region, current, "user", 9.0, region.start, 0.0, False).why == "changes nothing the edit changed"
-    assert judge(edit, region, "render", "JsonResponse", 9.0, region.start, 0.0, False).shown is None  # a reversal
+    vetoed = judge(edit, region, current, None, None, region.start, Thresholds(-6.0, None), True, rival_margin=-7.0)
+    assert vetoed.shown is None and vetoed.why == "rule margin -7.00 under -6.0"
+    # without the rule: the model's own proposal, by its own margin, where its threshold shows any
+    both = Thresholds(1.5, 1.5)
+    assert judge(edit, region, current, "render", 2.0, region.start, both, False).shown.source == "model"
+    assert judge(edit, region, current, "render", 9.0, region.start, Thresholds(1.5, None), False).shown is None
+    assert judge(edit, region, current, "render", 1.0, region.start, both, False).why == "margin 1.00 under 1.5"
+    anything = Thresholds(0.0, 0.0)
+    assert judge(edit, region, current, current, 9.0, region.start, anything, False).why == "the model keeps the text"
+    assert judge(edit, region, current, "user", 9.0, region.start, anything, False).why == "changes nothing the edit changed"
+    assert judge(edit, region, "render", "JsonResponse", 9.0, region.start, anything, False).shown is None  # a reversal
