@@ -156,7 +156,8 @@ class _Document:
             ends = tuple(LineDeadline(ms, slot.lead, tokenizer, end) for slot, end in zip(self.canvas.slots, ends))
         if self.options.compare:  # a span that judges a rival is done once its verdict is in
             refs, rivals = self._references()
-            ends = tuple(end if rival is None else Decided(ref, end) for end, ref, rival in zip(ends, refs, rivals))
+            ends = tuple(end if rival is None else Decided(ref, rival, end)
+                         for end, ref, rival in zip(ends, refs, rivals))
         return ends
 
     def first_request(self) -> InfillRequest:

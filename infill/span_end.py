@@ -64,12 +64,14 @@ class TextEnd:
 
 
 class Decided:
-    """`engine.types.SpanEnd` of a span that only judges a rival text (`FillJob.rivals`): complete as soon as
-    what it wrote has left the text the span replaces, or spelled all of it (the engine has then noted the
-    span's margins; nothing written after that is shown), or when `then` says so."""
+    """`engine.types.SpanEnd` of a span that judges a rival text (`FillJob.rivals`): complete as soon as what
+    it wrote has left both the text the span replaces and the rival, or spelled all of either and left the
+    other (the engine has then noted the span's margins, the rival's where the written text parted from it;
+    nothing written after that is shown), or when `then` says so. Where the text there is the start of the
+    rival (`Dependency`, the rule's `DependencyContainer`), the verdict is the token after it."""
 
-    def __init__(self, reference: TextReference, then: SpanEnd) -> None:
-        self.reference, self.then = reference, then
+    def __init__(self, reference: TextReference, rival: TextReference, then: SpanEnd) -> None:
+        self.reference, self.rival, self.then = reference, rival, then
 
     def reached(self, written: Sequence[int]) -> bool:
-        return self.reference.decided(written) or self.then.reached(written)
+        return (self.reference.decided(written) and self.rival.decided(written)) or self.then.reached(written)

@@ -72,3 +72,24 @@ def test_a_line_is_not_complete_while_its_healed_lead_is_being_written() -> None
     assert not span_complete("\n        ", slot, text, PYTHON)
     assert not span_complete("\n        y += 1", slot, text, PYTHON)
     assert span_complete("\n        y += 1\n        y", slot, text, PYTHON)
+
+
+class _Never:
+    def reached(self, written) -> bool:
+        return False
+
+
+def test_a_span_judging_a_rival_waits_for_the_verdict_on_both_texts() -> None:
+    """The text there is the start of the rule's text: having spelled `Dependency` the span has kept the
+    reference, but the rival's verdict is the next token (`Container`, or anything else)."""
+    from infill.leads import TextReference
+    from infill.span_end import Decided
+    from tests.support.checkpoints import tiny_tokenizer
+
+    tokenizer = tiny_tokenizer()
+    ids = {text: tokenizer.encode(text, add_special_tokens=False)
+           for text in ("Dependency", "DependencyContainer", "Dependency(", "Depot")}
+    end = Decided(TextReference("Dependency", tokenizer), TextReference("DependencyContainer", tokenizer), _Never())
+    assert not end.reached(ids["Dependency"][:1])
+    assert not end.reached(ids["Dependency"])
+    assert end.reached(ids["DependencyContainer"]) and end.reached(ids["Dependency("]) and end.reached(ids["Depot"])
