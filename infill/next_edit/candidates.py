@@ -2,7 +2,8 @@
 
 Three kinds, cheapest (most likely) first, at most `MOST` per request:
 - `echo`: a place that still holds what the edit replaced (an old name, attribute, literal: a replaced run
-  of tokens that holds a word); the same document first (the nearest below the edit, then above), then
+  of tokens that holds a word, or the whole text the rename rule would replace, `KeyError` when the edit
+  wrote `KeyError(key)`); the same document first (the nearest below the edit, then above), then
   other open documents. What is masked there is that text alone, so the model rewrites it with the rest of
   the line, and the lines around, on both sides of it;
 - `shape`: a line near the edit shaped like the edited line was (the same token kinds in the same order:
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 from infill.languages import LanguageSpec
 from infill.next_edit.edits import DocEdit, code_tokens
+from infill.next_edit.rule import pattern, replacement
 from infill.positions import LineIndex
 
 MOST = 8
@@ -152,8 +154,13 @@ def regions(edit: DocEdit, text: str, spec: LanguageSpec, others: Iterable[tuple
     span = edit.changed_old
     construct = None if span is None else _node_type(edit.old_lines, *span, spec)
 
+    replaced = replacement(edit.old_lines, edit.new_lines)
+
     def echoes(uri: str, doc: str, doc_index: LineIndex, doc_spec: LanguageSpec) -> list[Region]:
-        found = set()
+        found: set[Region] = set()
+        if replaced is not None:  # the rename rule's own places: what it would rewrite, masked alone
+            found.update(Region(uri, doc_index.line_of(m.start()), doc_index.line_of(m.start()), "echo", m.start(),
+                                m.end()) for m in pattern(replaced[0]).finditer(doc))
         for run, alone in runs:
             for start, end in _hits(doc, run):
                 line = doc_index.line_of(start)
