@@ -57,18 +57,16 @@ def decide(task: Task, record: dict[str, Any], thresholds: Thresholds, rule: boo
     """What `suggest` shows first for this task's proposals under the policy."""
     from infill.next_edit.candidates import Region
     from infill.next_edit.edits import edit_between
-    from infill.next_edit.suggest import judge
+    from infill.next_edit.suggest import OpenDocument, Proposal, judge_all
 
     edit = edit_between(URI.format(task.path), task.before, task.current)
     if edit is None:
         return None
-    for r in record["regions"]:
-        region = Region(edit.uri, r["first"], r["last"], r["kind"], r["start"], r["end"])
-        judged = judge(edit, region, r["current"], r["proposal"], r["margin"], r["start"], thresholds, rule,
-                       r.get("rival_margin"))
-        if judged.shown is not None:
-            return Suggestion(judged.shown.start, judged.shown.end, judged.shown.new_text)
-    return None
+    made = [Proposal(Region(edit.uri, r["first"], r["last"], r["kind"], r["start"], r["end"]), r["current"],
+                     r["proposal"], r["margin"], r.get("rival_margin")) for r in record["regions"]]
+    document = OpenDocument(edit.uri, task.current, task.language)
+    shown = [j.shown for j in judge_all(edit, made, thresholds, rule, {edit.uri: document}) if j.shown is not None]
+    return Suggestion(shown[0].start, shown[0].end, shown[0].new_text) if shown else None
 
 
 def _name(value: float | None) -> str:

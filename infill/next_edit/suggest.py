@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ from infill.next_edit.candidates import _WORD, MOST, Region, regions
 from infill.next_edit.edits import DocEdit, replacements
 from infill.next_edit.header import history_header
 from infill.next_edit.rule import renamed
+from infill.parsing import first_error
 from infill.spots import Spot
 from infill.windows import count_tokens
 
@@ -250,9 +251,30 @@ def propose(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdi
     edit, made = proposals(engine, document, history, params, settings, others, cancel, context, lines)
     if edit is None:
         return []
-    thresholds = AGGRESSIVENESS[settings.aggressiveness]
-    return [judge(edit, p.region, p.current, p.proposal, p.margin, p.region.start, thresholds, settings.rule,
-                  p.rival_margin) for p in made]
+    documents = {d.uri: d for d in (document, *others)}
+    return judge_all(edit, made, AGGRESSIVENESS[settings.aggressiveness], settings.rule, documents)
+
+
+def judge_all(edit: DocEdit, made: Sequence[Proposal], thresholds: Thresholds, use_rule: bool,
+              documents: Mapping[str, OpenDocument]) -> list[Judged]:
+    """Each proposal judged (`judge`), and a shown edit held back when it would break the parse of a document
+    that parsed (the rule's text is plain substitution: `JsonResponse` renamed in `from app.http import
+    JsonResponse` to `self.render`)."""
+    parsed: dict[str, bool] = {}
+    out = []
+    for p in made:
+        judged = judge(edit, p.region, p.current, p.proposal, p.margin, p.region.start, thresholds, use_rule,
+                       p.rival_margin)
+        shown, doc = judged.shown, documents.get(p.region.uri)
+        if shown is not None and doc is not None:
+            spec = get_language(doc.language)
+            if doc.uri not in parsed:
+                parsed[doc.uri] = first_error(doc.text, spec) is None
+            if parsed[doc.uri] and first_error(doc.text[: shown.start] + shown.new_text + doc.text[shown.end :],
+                                               spec) is not None:
+                judged = Judged(p.region, p.proposal, p.margin, None, "would break the file's parse")
+        out.append(judged)
+    return out
 
 
 def suggest(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],

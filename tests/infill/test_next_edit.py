@@ -3,13 +3,23 @@ rename rule, and the judgement of a proposal."""
 
 from __future__ import annotations
 
+import math
+
 from infill.languages import get_language
 from infill.next_edit.candidates import anchors, regions
 from infill.next_edit.edits import changed_region, edit_between
 from infill.next_edit.header import history_header
 from infill.next_edit.history import EditHistory
 from infill.next_edit.rule import renamed
-from infill.next_edit.suggest import Thresholds, judge, shares_change, undoes
+from infill.next_edit.suggest import (
+    OpenDocument,
+    Proposal,
+    Thresholds,
+    judge,
+    judge_all,
+    shares_change,
+    undoes,
+)
 
 PY = get_language("python")
 VIEWS = '''from app.http import JsonResponse
@@ -149,3 +159,19 @@ def test_the_judgement_of_a_region() -> None:
     assert judge(edit, region, current, current, 9.0, region.start, anything, False).why == "the model keeps the text"
     assert judge(edit, region, current, "user", 9.0, region.start, anything, False).why == "changes nothing the edit changed"
     assert judge(edit, region, "render", "JsonResponse", 9.0, region.start, anything, False).shown is None  # a reversal
+
+
+def test_a_shown_edit_never_breaks_a_parsing_file() -> None:
+    """The rule substitutes text: `JsonResponse` -> `self.render` is right in a call and a syntax error in
+    the import that names it."""
+    before = "from app import JsonResponse\nx = JsonResponse(1)\ny = JsonResponse(2)\n"
+    after = before.replace("x = JsonResponse", "x = self.render")
+    edit = edit_between("u", before, after)
+    assert edit is not None
+    found = regions(edit, after, PY)
+    made = [Proposal(r, after[r.start : r.end], None, None, 0.0) for r in found]
+    judged = {after.split("\n")[j.region.first]: j for j in
+              judge_all(edit, made, Thresholds(-math.inf, None), True, {"u": OpenDocument("u", after, PY)})}
+    assert judged["y = JsonResponse(2)"].shown is not None
+    assert judged["y = JsonResponse(2)"].shown.new_text == "self.render"
+    assert judged["from app import JsonResponse"].why == "would break the file's parse"
