@@ -177,14 +177,15 @@ def completion_works(session: HttpFuzzSession, model: str) -> bool:
     return isinstance(json.loads(answer.body)["choices"][0]["text"], str)
 
 
-def warm_up(session: HttpFuzzSession, fuzzer: HttpFuzzer) -> None:
-    """One well-formed request of every shape (their first run loads what later ones reuse)."""
-    for shape in list(fuzzer._valid):
-        probe = fuzzer.post(f"warm-up {shape}", "ok", fuzzer.path_of(shape),
-                            json.dumps(fuzzer._valid[shape]()).encode())
-        answer = session.send(probe)
+def warm_up(session: HttpFuzzSession, fuzzer: HttpFuzzer, workers: int) -> None:
+    """One well-formed request of every shape, then `workers` x 2 at once that fill the model's context."""
+    first, full = fuzzer.warm_ups(2 * workers)
+    answers = [session.send(probe) for probe in first]
+    with ThreadPoolExecutor(workers) as pool:
+        answers += pool.map(session.send, full)
+    for probe, answer in zip(first + full, answers):
         if answer.status != 200:
-            raise RuntimeError(f"warm-up {shape} answered {answer.status or answer.failure}: {answer.body[:300]!r}")
+            raise RuntimeError(f"{probe.kind} answered {answer.status or answer.failure}: {answer.body[:300]!r}")
 
 
 def run_http_fuzz(requests: int, seed: int, model: str, workers: int = 8, max_growth_mb: float = 300.0,
@@ -196,7 +197,7 @@ def run_http_fuzz(requests: int, seed: int, model: str, workers: int = 8, max_gr
         assert engine.process is not None
         session = HttpFuzzSession(engine, report)
         fuzzer = HttpFuzzer(seed, engine_facts(session), huge_chars, huge_lines)
-        warm_up(session, fuzzer)
+        warm_up(session, fuzzer, workers)
         report.rss_before_mb = rss_mb(engine.process.pid)
         started, cpu = time.monotonic(), cpu_seconds(engine.process.pid)
         session.run(iter(fuzzer.next_probe, None), requests, workers)

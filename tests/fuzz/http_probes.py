@@ -88,6 +88,21 @@ class HttpFuzzer:
             (3, self.unknown_path), (3, self.canvas_edges),
         ]
 
+    def warm_ups(self, rows: int) -> tuple[list[Probe], list[Probe]]:
+        """One well-formed request of every shape, then `rows` whose text fills the model's context, to be
+        sent at once: the working set of a full batch (and of the document caches) before RSS is read."""
+        first = [self.post(f"warm-up {s}", "ok", self.path_of(s), encode(self._valid[s](), self.rng))
+                 for s in self._valid]
+        fields = {"openai": "prompt", "fim": "prompt", "llama_infill": "input_prefix", "tabby": "segments.prefix",
+                  "llama_completion": "prompt"}
+        full = []
+        for index in range(rows):
+            shape = list(fields)[index % len(fields)]
+            body = self._valid[shape]()
+            put(body, fields[shape], "x = 1\n" * 20_000 + str(get(body, fields[shape])))
+            full.append(self.post(f"full window {shape}", "ok", self.path_of(shape), encode(body, self.rng)))
+        return first, full
+
     def next_probe(self) -> Probe:
         actions = self._actions
         return self.rng.choices([a for _, a in actions], [w for w, _ in actions])[0]()
