@@ -18,6 +18,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuzz_report import RunReport
 from fuzz_wire import cpu_seconds, rss_mb
 from http_probes import HOST, EngineFacts, HttpFuzzer, Probe
 from http_wire import Answer, address, exchange, request_bytes
@@ -28,8 +29,7 @@ ANSWER_TIMEOUT_S = 300.0
 
 
 @dataclass
-class HttpFuzzReport:
-    seed: int
+class HttpFuzzReport(RunReport):
     max_growth_mb: float = 300.0
     requests: int = 0
     answered: int = 0
@@ -37,19 +37,13 @@ class HttpFuzzReport:
     server_errors: int = 0
     wrong_status: int = 0
     bad_error_bodies: int = 0
-    crashed: bool = False
-    final_request_ok: bool = False
-    seconds: float = 0.0
     server_cpu_s: float = 0.0
-    rss_before_mb: float = 0.0
-    rss_after_mb: float = 0.0
     statuses: Counter[int] = field(default_factory=Counter)
     kinds: Counter[str] = field(default_factory=Counter)
     slowest: dict[str, float] = field(default_factory=dict)
     """The longest answer time of each kind of request."""
     rss_trace_mb: list[float] = field(default_factory=list)
     """RSS after each tenth of the requests: a leak climbs steadily, an allocator's high-water mark levels off."""
-    problems: list[str] = field(default_factory=list)
 
     @property
     def growth_mb(self) -> float:
@@ -86,8 +80,7 @@ class HttpFuzzSession:
         self.where = address(engine.url)
 
     def problem(self, text: str) -> None:
-        if len(self.report.problems) < 30:
-            self.report.problems.append(text)
+        self.report.problem(text)
 
     def send(self, probe: Probe) -> Answer:
         return exchange(self.where, probe.data, ANSWER_TIMEOUT_S)
@@ -192,7 +185,7 @@ def run_http_fuzz(requests: int, seed: int, model: str, workers: int = 8, max_gr
                   huge_chars: int = 3_000_000, huge_lines: int = 250_000, server_args: Sequence[str] = ()
                   ) -> HttpFuzzReport:
     """`huge_chars`, `huge_lines`: the largest string (characters) and prompt (lines) sent."""
-    report = HttpFuzzReport(seed, max_growth_mb)
+    report = HttpFuzzReport(seed, max_growth_mb=max_growth_mb)
     with EngineProcess(["--model", model, *server_args]) as engine:
         assert engine.process is not None
         session = HttpFuzzSession(engine, report)

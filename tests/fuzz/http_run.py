@@ -9,7 +9,6 @@ checkpoint built on the fly unless --model names one (`default`: the bundled mod
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -17,26 +16,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from fuzz_report import print_counts, print_outcome
 from http_driver import HttpFuzzReport, run_http_fuzz
 
 
 def print_report(report: HttpFuzzReport) -> None:
-    print(f"{'request kind':<28} {'sent':>6} {'slowest s':>10}")
-    for kind, count in sorted(report.kinds.items(), key=lambda item: -item[1]):
-        print(f"{kind:<28} {count:>6} {report.slowest.get(kind, 0.0):>10.2f}")
-    print()
-    print(f"{'status':<28} {'answers':>7}")
-    for status, count in sorted(report.statuses.items()):
-        print(f"{status:<28} {count:>7}")
-    print()
-    for key, value in report.summary().items():
-        print(f"{key:<28} {value!s:>12}")
-    for problem in report.problems:
-        print(f"PROBLEM: {problem}")
-    if not report.ok:
-        print(f"FAILED with seed {report.seed}: rerun with `python tests/fuzz/http_run.py --seed {report.seed} "
-              f"--requests {report.requests}`")
-    print(json.dumps({"bench": "http_fuzz", "ok": report.ok, **report.summary()}))
+    kinds = {k: (n, report.slowest.get(k, 0.0)) for k, n in report.kinds.most_common()}
+    print_counts(("request kind", "sent", "slowest s"), kinds, 28)
+    print_counts(("status", "answers"), {s: (n,) for s, n in sorted(report.statuses.items())}, 28)
+    rerun = f"python tests/fuzz/http_run.py --seed {report.seed} --requests {report.requests}"
+    print_outcome("http_fuzz", report.ok, report.summary(), report.problems, rerun, 28)
 
 
 def main(argv: list[str] | None = None) -> int:

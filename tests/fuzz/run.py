@@ -8,7 +8,6 @@ The model is a tiny random checkpoint built on the fly unless --model names one.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -17,21 +16,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from fuzz_driver import FuzzReport, run_fuzz
+from fuzz_report import print_counts, print_outcome
 
 
 def print_report(report: FuzzReport) -> None:
-    print(f"{'message kind':<24} {'sent':>6}")
-    for kind, count in sorted(report.kinds.items(), key=lambda item: -item[1]):
-        print(f"{kind:<24} {count:>6}")
-    print()
-    for key, value in report.summary().items():
-        print(f"{key:<24} {value!s:>12}")
-    for problem in report.problems:
-        print(f"PROBLEM: {problem}")
-    if not report.ok:
-        print(f"FAILED with seed {report.seed}: rerun with `python tests/fuzz/run.py --seed {report.seed} "
-              f"--messages {report.messages}`")
-    print(json.dumps({"bench": "fuzz", "ok": report.ok, **report.summary()}))
+    print_counts(("message kind", "sent"), {k: (n,) for k, n in report.kinds.most_common()}, 24)
+    rerun = f"python tests/fuzz/run.py --seed {report.seed} --messages {report.messages}"
+    print_outcome("fuzz", report.ok, report.summary(), report.problems, rerun, 24)
 
 
 def main(argv: list[str] | None = None) -> int:
