@@ -40,9 +40,10 @@ class RequestError(Exception):
 MIN_TEMPERATURE, MAX_TEMPERATURE = 1e-30, 1e30
 """Beyond them the logits divided by the temperature (in float32) overflow or the temperature itself does:
 NaN probabilities, which would fail every row of the batch. Sampling at 1e30 is already uniform."""
-CONTEXT_BOUND = ("steps", "near", "block")
-"""Params counted in positions or steps: more than the model's context means nothing more, and a
-reference schedule of 10^18 steps would hold the engine for good."""
+CONTEXT_BOUND = ("steps", "block")
+"""Params counted in steps or positions, for which more than the model's context means nothing more: a
+reference schedule of 10^9 steps holds the engine for good (Dream's commits nothing in most of them), a
+block of 2^64-1 loops forever (Dream) or fails the batch (anchored)."""
 
 
 def denoise_params(params: Any, max_length: int | None = None) -> tuple[DenoiseParams, int | None]:
@@ -55,9 +56,6 @@ def denoise_params(params: Any, max_length: int | None = None) -> tuple[DenoiseP
     temperature = given["temperature"]
     if temperature is not None and temperature != 0 and not MIN_TEMPERATURE <= temperature <= MAX_TEMPERATURE:
         raise RequestError(f"temperature {temperature}: give 0 (greedy) or {MIN_TEMPERATURE} to {MAX_TEMPERATURE}")
-    eps = given["eps"]
-    if eps is not None and not 0 < eps < 1:
-        raise RequestError(f"params.eps {eps}: must be between 0 and 1")
     try:
         return user_settings.denoise_params("fast", **given), params.deadline_ms
     except ValueError as exc:

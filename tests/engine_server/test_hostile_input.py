@@ -56,6 +56,7 @@ def test_deep_nesting_is_a_400(server, path, body, says):
     ("/v1/infill", {"text": "x = 1\n", "spots": [{"start": 0, "end": 0, "n_masks": 10**9, "kind": "line"}]},
      "masks"),
     ("/v1/infill", {"text": "x = 1\n", "holes": True, "params": {"steps": 10**18}}, "params.steps"),
+    ("/v1/infill", {"text": "x = 1\n", "holes": True, "params": {"block": 2**64 - 1}}, "params.block"),
     ("/v1/infill", {"text": "x = 1\n" * 300_000, "ranges": [[1, 300_000]]}, "ranges"),
 ])
 def test_absurd_values_are_400s_naming_them(server, path, body, says):
