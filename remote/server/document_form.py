@@ -58,23 +58,34 @@ def _extent(body: schemas.DocumentInfill, given: list[Spot] | None, spec: Langua
             max_length: int) -> tuple[int, int] | None:
     """[start, end) of the document that the request fills, found without parsing or tokenizing it; None
     when there is nothing to cut around (no spot, or line ranges that are not inside the text, which
-    `plan_regenerate` names)."""
+    `plan_regenerate` names). Spots or ranges with more text between them than the context holds are
+    refused here, before the whole document is parsed for nothing."""
     text = body.text
     if given is not None:
-        return (given[0].start, given[-1].end) if given else None
-    if body.holes:
+        return _spanned([(s.start, s.end) for s in given], budget, max_length) if given else None
+    if body.holes:  # not refused by distance: a marker inside a string is no hole, which only a parse tells
         markers = [(m.start(2), m.end(0)) for m in hole_pattern(spec).finditer(text)]
         return (markers[0][0], markers[-1][1]) if markers else None
     assert body.ranges is not None
     lines = text.count("\n") + 1 - text.endswith("\n")
     if not body.ranges or not all(1 <= a <= b <= lines for a, b in body.ranges):
         return None
-    for a, b in body.ranges:
-        chars = _line_start(text, b) - _line_start(text, a - 1)
-        if chars > budget:  # more tokens than the context holds, so more masks than it holds
-            raise RequestError(f"ranges: lines {a}-{b} hold {chars} characters, more than the model's context "
-                               f"of {max_length} tokens can rewrite")
-    return _line_start(text, min(a for a, _ in body.ranges) - 1), _line_start(text, max(b for _, b in body.ranges))
+    spans = [(_line_start(text, a - 1), _line_start(text, b)) for a, b in body.ranges]
+    for (start, end), (a, b) in zip(spans, body.ranges):
+        if end - start > budget:  # more tokens than the context holds, so more masks than it holds
+            raise RequestError(f"ranges: lines {a}-{b} hold {end - start} characters, more than the model's "
+                               f"context of {max_length} tokens can rewrite")
+    return _spanned(spans, budget, max_length)
+
+
+def _spanned(spans: list[tuple[int, int]], budget: int, max_length: int) -> tuple[int, int]:
+    """From the first span's start to the last one's end, when the text kept between them can fit."""
+    start, end = min(a for a, _ in spans), max(b for _, b in spans)
+    between = end - start - sum(b - a for a, b in spans)
+    if between > budget:
+        raise RequestError(f"the text does not fit the model's context: {between} characters lie between the "
+                           f"first spot and the last, more than its {max_length} tokens can hold")
+    return start, end
 
 
 def _line_start(text: str, line: int) -> int:

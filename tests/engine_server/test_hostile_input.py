@@ -58,6 +58,10 @@ def test_deep_nesting_is_a_400(server, path, body, says):
     ("/v1/infill", {"text": "x = 1\n", "holes": True, "params": {"steps": 10**18}}, "params.steps"),
     ("/v1/infill", {"text": "x = 1\n", "holes": True, "params": {"block": 2**64 - 1}}, "params.block"),
     ("/v1/infill", {"text": "x = 1\n" * 300_000, "ranges": [[1, 300_000]]}, "ranges"),
+    ("/v1/infill", {"text": "x = 1\n" * 300_000, "ranges": [[1, 1], [300_000, 300_000]]}, "does not fit"),
+    ("/v1/infill", {"text": "x = 1\n" * 300_000, "spots": [{"start": 0, "end": 0, "n_masks": 2, "kind": "line"},
+                                                           {"start": 1_799_994, "end": 1_799_994, "n_masks": 2,
+                                                            "kind": "line"}]}, "does not fit"),
 ])
 def test_absurd_values_are_400s_naming_them(server, path, body, says):
     refused(post(server, path, body), says)
