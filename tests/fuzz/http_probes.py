@@ -90,7 +90,8 @@ class HttpFuzzer:
 
     def warm_ups(self, rows: int) -> tuple[list[Probe], list[Probe]]:
         """One well-formed request of every shape, then `rows` whose text fills the model's context, to be
-        sent at once: the working set of a full batch (and of the document caches) before RSS is read."""
+        sent at once: the working set of a full batch, and documents of their own (llama.cpp slots, Tabby
+        files) that fill the engine's document cache to its bound, before RSS is read."""
         first = [self.post(f"warm-up {s}", "ok", self.path_of(s), encode(self._valid[s](), self.rng))
                  for s in self._valid]
         fields = {"openai": "prompt", "fim": "prompt", "llama_infill": "input_prefix", "tabby": "segments.prefix",
@@ -100,6 +101,10 @@ class HttpFuzzer:
             shape = list(fields)[index % len(fields)]
             body = self._valid[shape]()
             put(body, fields[shape], "x = 1\n" * 20_000 + str(get(body, fields[shape])))
+            if shape in ("llama_infill", "llama_completion"):
+                body.update(id_slot=100 + index, cache_prompt=True)
+            elif shape == "tabby":
+                body["segments"]["filepath"] = f"warm_{index}.py"
             full.append(self.post(f"full window {shape}", "ok", self.path_of(shape), encode(body, self.rng)))
         return first, full
 
