@@ -409,8 +409,16 @@ class HttpFuzzer:
         return Probe("broken HTTP", "refused", data, raw=True)
 
     def oversized(self) -> Probe:
+        """A body past the server's 4 MB `--max-body`: whole, chunked, or announced by a Content-Length of 1 TB."""
         body = b'{"prompt": "' + b"x" * 4_100_000 + b'"}'
-        return self.post("oversized body", "refused", self.rng.choice(POST_ROUTES), body)
+        path = self.rng.choice(POST_ROUTES)
+        way = self.rng.randrange(3)
+        if way == 1:
+            return self.post("oversized body", "refused", path, chunked(body, self.rng, 65_536),
+                             {"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+        if way == 2:
+            return self.post("oversized body", "refused", path, b'{"prompt": "x"}', {"Content-Length": str(10**12)})
+        return self.post("oversized body", "refused", path, body)
 
     def unknown_path(self) -> Probe:
         path = self.rng.choice(["/", "/v2/completions", "/v1/completions/", "//v1//infill", "/v1/%00",
@@ -427,10 +435,10 @@ def encode(body: Any, rng: random.Random) -> bytes:
     return json.dumps(body, ensure_ascii=rng.random() < 0.5).encode("utf-8", "surrogatepass")
 
 
-def chunked(body: bytes, rng: random.Random) -> bytes:
+def chunked(body: bytes, rng: random.Random, largest: int = 64) -> bytes:
     out, at = bytearray(), 0
     while at < len(body):
-        size = rng.randint(1, 64)
+        size = rng.randint(1, largest)
         out += b"%x\r\n" % len(body[at : at + size]) + body[at : at + size] + b"\r\n"
         at += size
     return bytes(out + b"0\r\n\r\n")
