@@ -62,11 +62,6 @@ def denoise_params(params: Any, max_length: int | None = None) -> tuple[DenoiseP
         raise RequestError(f"params: {exc}") from None
 
 
-TOKEN_IDS = 2**32
-"""Tokenizer ids are unsigned 32-bit integers; `before` is decoded by the tokenizer during the engine's loop,
-where an id outside them would fail every row of the batch."""
-
-
 def check_rows(engine: Any, rows: int, name: str) -> None:
     """Refuse a request for more rows than the engine's queue holds, before any is built."""
     limit = engine.config.max_queue
@@ -174,7 +169,7 @@ def _prefill(engine: Any, job: TextJob, spec: LanguageSpec, text: str, cursor: i
     spot = Spot(cursor, cursor, 1, "line")
     options = FillOptions(max_grow=0, retries=0, context=context)
     [result] = run_fill(lambda: fill_many(engine, [FillJob(text, (spot,), spec, job.doc_id)], job.params, ticket,
-                                       options))
+                                          options))
     stats = dataclasses.replace(result.stats, new_tokens=0)
     reason = "cancelled" if result.cancelled else "length"
     return TextOutcome([""] * job.n, [reason] * job.n, len(result.canvas_ids) - 1, stats)
@@ -198,6 +193,11 @@ def extra_chunks(extra: Sequence[schemas.ExtraChunk]) -> tuple[Chunk, ...]:
 
 
 # -- native /v1/infill, canvas form --------------------------------------------------------------
+
+
+TOKEN_IDS = 2**32
+"""Tokenizer ids are unsigned 32-bit integers; `before` is decoded by the tokenizer during the engine's loop,
+where an id outside them would fail every row of the batch."""
 
 
 def canvas_rows(engine: Any, canvases: Sequence[schemas.CanvasIn]) -> list[InfillRequest]:
