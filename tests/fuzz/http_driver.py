@@ -171,10 +171,12 @@ def completion_works(session: HttpFuzzSession, model: str) -> bool:
 
 
 def warm_up(session: HttpFuzzSession, fuzzer: HttpFuzzer, workers: int) -> None:
-    """One well-formed request of every shape, then `workers` x 2 at once that fill the model's context."""
+    """One well-formed request of every shape, then `workers` x 2 at once (the most rows the fuzz runs
+    together: `workers` requests of up to 2 completions) that fill the model's context: the server's
+    working set at its bound before RSS is read."""
     first, full = fuzzer.warm_ups(2 * workers)
     answers = [session.send(probe) for probe in first]
-    with ThreadPoolExecutor(workers) as pool:
+    with ThreadPoolExecutor(len(full)) as pool:
         answers += pool.map(session.send, full)
     for probe, answer in zip(first + full, answers):
         if answer.status != 200:

@@ -100,6 +100,8 @@ class HttpFuzzer:
         for index in range(rows):
             shape = list(fields)[index % len(fields)]
             body = self._valid[shape]()
+            for knob in ("n", "temperature", "seed", "random_seed", "stop"):  # one sampler: one batch
+                body.pop(knob, None)
             put(body, fields[shape], "x = 1\n" * 20_000 + str(get(body, fields[shape])))
             if shape in ("llama_infill", "llama_completion"):
                 body.update(id_slot=100 + index, cache_prompt=True)
