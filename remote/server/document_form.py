@@ -27,7 +27,7 @@ _NOTE_LINE = re.compile(r"^line (\d+):")
 
 def fill_document(engine: Any, body: schemas.DocumentInfill, ticket: Ticket) -> FillResult:
     spec = language(body.language)
-    params, deadline = denoise_params(body.params, engine.max_length)
+    params, deadline = denoise_params(body.params)
     if sum([body.spots is not None, body.holes, body.ranges is not None]) != 1:
         raise RequestError("give exactly one of spots, holes (true) or ranges")
     budget = char_budget(engine)

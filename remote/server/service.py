@@ -40,19 +40,18 @@ class RequestError(Exception):
 MIN_TEMPERATURE, MAX_TEMPERATURE = 1e-30, 1e30
 """Beyond them the logits divided by the temperature (in float32) overflow or the temperature itself does:
 NaN probabilities, which would fail every row of the batch. Sampling at 1e30 is already uniform."""
-CONTEXT_BOUND = ("steps", "block")
-"""Params counted in steps or positions, for which more than the model's context means nothing more: a
-reference schedule of 10^9 steps holds the engine for good (Dream's commits nothing in most of them), a
-block of 2^64-1 loops forever (Dream) or fails the batch (anchored)."""
+PARAM_LIMITS = {"steps": 65_536, "block": 2**63 - 1}
+"""Beyond them a param holds or fails the engine: Dream's reference schedule builds a table of `steps` + 1
+floats for every row at every step (10^9 steps: 4 GB each time) and 10^9 steps never end; a `block` past
+int64 loops forever (Dream) or fails the batch (anchored). The language server's tests ask for 4,096 steps."""
 
 
-def denoise_params(params: Any, max_length: int | None = None) -> tuple[DenoiseParams, int | None]:
-    """(DenoiseParams, deadline_ms) from a `schemas.Params`; unset fields keep `DenoiseParams.fast()`'s.
-    `max_length`: the model's context, the most `CONTEXT_BOUND` fields may be."""
+def denoise_params(params: Any) -> tuple[DenoiseParams, int | None]:
+    """(DenoiseParams, deadline_ms) from a `schemas.Params`; unset fields keep `DenoiseParams.fast()`'s."""
     given = {f.name: getattr(params, f.name) for f in fields(DenoiseParams)}
-    for name in CONTEXT_BOUND if max_length is not None else ():
-        if given[name] is not None and given[name] > max_length:
-            raise RequestError(f"params.{name} {given[name]}: at most the model's context, {max_length}")
+    for name, limit in PARAM_LIMITS.items():
+        if given[name] is not None and given[name] > limit:
+            raise RequestError(f"params.{name} {given[name]}: at most {limit}")
     temperature = given["temperature"]
     if temperature is not None and temperature != 0 and not MIN_TEMPERATURE <= temperature <= MAX_TEMPERATURE:
         raise RequestError(f"temperature {temperature}: give 0 (greedy) or {MIN_TEMPERATURE} to {MAX_TEMPERATURE}")
@@ -244,7 +243,7 @@ def _span_end(engine: Any, end: schemas.EndSpec | None, where: str) -> TextEnd |
 
 
 def fill_canvases(engine: Any, body: schemas.CanvasInfill, ticket: Ticket) -> list[InfillResult]:
-    params, deadline = denoise_params(body.params, engine.max_length)
+    params, deadline = denoise_params(body.params)
     rows = canvas_rows(engine, body.canvases)
     try:
         results: list[InfillResult] = engine.infill(rows, params, cancel=expire(ticket, deadline))
