@@ -39,7 +39,7 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
-# The README's two VS Code screenshots: the end-to-end test in code-server with the bundled model.
+# The VS Code screenshots (ghost text, holes, next edit): the end-to-end tests in code-server with the bundled model.
 vscode-screenshots: $(STAMP)
 	DCOMPLETE_VSCODE_MODEL=default DCOMPLETE_VSCODE_SCREENSHOTS=docs/screenshots OMP_NUM_THREADS=1 \
 		$(PY) -m pytest -q tests/editors/test_vscode_e2e.py

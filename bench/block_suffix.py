@@ -2,7 +2,7 @@
 
     python -m bench.block_suffix [--limit 60] [--benchmarks single,santacoder] [--seed 0]
 
-A block-diffusion checkpoint cannot attend to text after the gap (`engine/block_layout.py`). No trained
+A block-diffusion checkpoint cannot attend to text after the gap (`engine/families/block_layout.py`). No trained
 block-diffusion checkpoint fits this machine, but a block-diffusion model with blocks of one token is an
 autoregressive model, and the bundled SmolLM2-135M base is a real one: written as a Fast-dLLM v2
 checkpoint (Qwen2 layout with zero q/k/v biases, `bd_size` 1), the block family's engine decodes it
@@ -36,8 +36,8 @@ def causal_block_checkpoint(folder: Path) -> Path:
     from safetensors.torch import save_file
     from transformers import AutoTokenizer
 
-    from engine.gguf_base import base_folder, read_shape, read_state
-    from engine.loader import DEFAULT_MODEL_DIR
+    from engine.loading.folders import DEFAULT_MODEL_DIR
+    from engine.loading.gguf_base import base_folder, read_shape, read_state
     from engine.models.fast_dllm import MASK_TOKEN
 
     base = base_folder(json.loads((DEFAULT_MODEL_DIR / "config.json").read_text())["base"])
@@ -67,7 +67,7 @@ def causal_block_checkpoint(folder: Path) -> Path:
 def reading(engine: Any, reads_suffix: bool) -> Any:
     """The same loaded model with its family reading the suffix or not."""
     from engine import Engine
-    from engine.models.registry import reading_suffix
+    from engine.families.registry import reading_suffix
 
     return Engine(dataclasses.replace(engine.loaded, family=reading_suffix(engine.loaded.family, reads_suffix)))
 

@@ -5,7 +5,7 @@
 
 `--edit far` changes a line near the top of the file (the cursor's text is unchanged but shifted): a
 full-attention family reuses the cached text above the edit as it is and the text below it re-rotated
-(engine/doc_cache.py); the anchored family's causal prefix can keep only the text above the edit.
+(engine/cache/doc_cache.py); the anchored family's causal prefix can keep only the text above the edit.
 `--edit near` (typing) adds a word at the end of the line before the cursor: every family keeps the
 text above it, the anchored family exactly. The canvas holds the whole file, so the context is set to
 --tokens (this measures speed; a model trained on a shorter context is not asked for quality here).

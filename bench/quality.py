@@ -19,7 +19,9 @@ Stdout ends with one JSON line. Its top-level metrics are dcomplete's default ro
 length) as fractions in [0, 1], or null when that row was not run. Model rows also count `no_spot`
 (plan_completion declined) and `no_edit` (infill returned no edit; `fill_notes` tallies its reasons, e.g.
 "empty result"): both leave the document unfilled, which still counts in the parse rate, so read the
-parse rate next to them.
+parse rate next to them; `retried` (fills whose first result broke the parse), `rescued` and `unbinding`
+(fills with a result that parsed but no longer defined a name the code after it reads, infill.scope: none
+here, where every spot is an insertion that replaces nothing; bench.holes --regenerate counts them).
 Speed figures come from the engine's Stats: tokens_per_second counts generated tokens other than EOS/pad
 (Stats.new_tokens), so a model that ends every gap at once scores 0 there; seconds_per_fill is the
 latency side. --plot sweeps the threshold over the whole single-line subset six times: use --limit on a CPU.
@@ -98,6 +100,7 @@ def model_completer(engine: Any, params: Any, length: str, heal: bool = True) ->
     """
     from infill import FillOptions, Spot, fill, plan_completion
     from infill.canvas import ContextOverflow
+    from infill.settle import note_reason
 
     options = FillOptions(heal=heal) if length == "own" else FillOptions(max_grow=0, heal=heal)
 
@@ -123,9 +126,10 @@ def model_completer(engine: Any, params: Any, length: str, heal: bool = True) ->
         cost.new_tokens += result.stats.new_tokens
         cost.forward_passes += result.stats.forward_passes
         cost.seconds += result.stats.seconds
-        tally.notes.update(note.split(": ", 1)[-1] for note in result.notes)
+        tally.notes.update(note_reason(note) for note in result.notes)
         tally.retried += result.attempts > 1
         tally.rescued += result.rescued
+        tally.unbinding += result.unbinding
         edit = result.edits[0] if result.edits else None
         if edit is None:
             tally.no_edit += 1
@@ -209,7 +213,7 @@ def evaluate_row(name: str, complete: Completer, suite: Suite, workers: int | No
     row["parse_rate"] = sum(map(parses, documents)) / len(documents) if documents else None
     if tally.cost:
         row["no_spot"], row["no_edit"], row["fill_notes"] = tally.no_spot, tally.no_edit, dict(tally.notes)
-        row["retried"], row["rescued"] = tally.retried, tally.rescued
+        row["retried"], row["rescued"], row["unbinding"] = tally.retried, tally.rescued, tally.unbinding
         row.update(sum(tally.cost.values(), Cost()).report())
         row["cost"] = {name: cost.report() for name, cost in tally.cost.items()}
     return row

@@ -61,17 +61,24 @@ def vendor(sdist: Path, root: Path) -> dict[str, object]:
             continue
         _write(folder / path, text.encode("utf-8"))
         files.append(path)
-    with tarfile.open(sdist) as archive:
-        for member in archive.getmembers():
-            parts = PurePosixPath(member.name).parts
-            if member.isfile() and len(parts) == 2 and LICENCE_FILES.match(parts[1]):
-                handle = archive.extractfile(member)
-                if handle is not None:
-                    _write(folder / parts[1], handle.read())
-                    files.append(parts[1])
+    for name, data in licence_files(sdist):
+        _write(folder / name, data)
+        files.append(name)
     return {"name": info.name, "version": info.version, "folder": folder.name, "licence": family,
             "licence_fields": list(info.licence_fields), "sdist": sdist.name,
             "sdist_sha256": hashlib.sha256(sdist.read_bytes()).hexdigest(), "files": sorted(files)}
+
+
+def licence_files(sdist: Path) -> list[tuple[str, bytes]]:
+    """(name, bytes) of the licence files at the top of a .tar.gz sdist (LICENSE, COPYING, NOTICE, ...)."""
+    out = []
+    with tarfile.open(sdist) as archive:
+        for member in archive.getmembers():
+            parts = PurePosixPath(member.name).parts
+            handle = archive.extractfile(member) if member.isfile() and len(parts) == 2 else None
+            if handle is not None and LICENCE_FILES.match(parts[1]):
+                out.append((parts[1], handle.read()))
+    return out
 
 
 def _write(path: Path, data: bytes) -> None:

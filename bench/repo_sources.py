@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import lzma
 import os
 import shutil
 import tarfile
@@ -44,7 +45,7 @@ class Hole:
 
 def sources(archive: Path = ARCHIVE) -> Path:
     """The folder holding one sub-folder per vendored package (`<name>-<version>/`), unpacked on first use."""
-    from engine.gguf_base import cache_root
+    from engine.loading.gguf_base import cache_root
 
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:16]
     target = cache_root() / "repo_context" / digest
@@ -63,7 +64,8 @@ def sources(archive: Path = ARCHIVE) -> Path:
 
 def pack(folder: Path, archive: Path = ARCHIVE) -> None:
     """Write every file below `folder` into `archive`, in sorted order with fixed metadata, so the same
-    files give the same bytes (and the same cache folder)."""
+    files give the same bytes (and the same cache folder); xz when the archive's name ends in .xz (its
+    window spans the whole archive, so near-copies of a file cost little), else gzip."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -71,4 +73,6 @@ def pack(folder: Path, archive: Path = ARCHIVE) -> None:
             info = tarfile.TarInfo(path.relative_to(folder).as_posix())
             info.size, info.mode, info.mtime = len(data), 0o644, 0
             tar.addfile(info, io.BytesIO(data))
-    archive.write_bytes(gzip.compress(buffer.getvalue(), mtime=0))
+    data = buffer.getvalue()
+    archive.write_bytes(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME) if archive.name.endswith(".xz")
+                        else gzip.compress(data, mtime=0))

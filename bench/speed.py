@@ -185,8 +185,10 @@ def uses_own_base(engine: Engine) -> bool:
 def block_shape_engine(shape: str, device: str, dtype: str | None) -> Engine:
     """A random model of a `BLOCK_SHAPES` shape, built in memory (no multi-GB checkpoint on disk), with the
     tiny test tokenizer (every id it writes fits the vocabulary)."""
-    from engine.loader import LoadedModel, pick_device, pick_dtype, special_tokens
-    from engine.models.registry import family_of
+    from engine.denoise.seam import LoadedModel
+    from engine.families.registry import family_of
+    from engine.loading.devices import pick_device, pick_dtype
+    from engine.loading.tokenizer import special_tokens
     from tests.support.checkpoints import tiny_tokenizer
 
     cfg = BLOCK_SHAPES[shape]

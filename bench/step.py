@@ -38,11 +38,11 @@ import torch.nn.functional as F
 
 from bench.workload import package_versions, source_files
 from engine import DenoiseParams, Engine
-from engine.anchored_step import AnchoredPredictor
-from engine.calibration import DecodingRows
-from engine.canvas_batch import CanvasBatch
+from engine.denoise.canvas_batch import CanvasBatch
+from engine.families.anchored_step import AnchoredPredictor
+from engine.kernels.projections import FusedProjections
+from engine.loading.calibrate import DecodingRows
 from engine.models import anchored, layers
-from engine.models.projections import FusedProjections
 
 GAP = 32
 SUFFIX = 64
@@ -296,7 +296,7 @@ def llama_cpp(engine: Engine, prefix: list[int], threads: int) -> LlamaCppStep |
         import llama_cpp  # noqa: F401
     except ImportError:
         return None
-    from engine.gguf_base import locate
+    from engine.loading.gguf_base import locate
 
     config = json.loads((engine.loaded.folder / "config.json").read_text())
     return LlamaCppStep(str(locate(config["base"])), prefix, threads)

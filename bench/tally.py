@@ -52,6 +52,7 @@ class RowTally:
     no_edit: int = 0
     retried: int = 0  # fills whose first result broke the parse, so a re-mask or ban round ran
     rescued: int = 0  # spots whose shown edit came from such a round (infill.FillResult.rescued)
+    unbinding: int = 0  # fills with a result that parsed but unbound a name read after it (FillResult.unbinding)
     notes: Counter[str] = field(default_factory=Counter)
     filled: dict[str, list[Filled]] = field(default_factory=dict)
     cost: dict[str, Cost] = field(default_factory=dict)

@@ -210,6 +210,7 @@ def result_json(path: str, text: str, result: FillResult) -> dict[str, Any]:
             "seconds": round(result.stats.seconds, 4),
         },
         "notes": list(result.notes),
+        "unbinding": result.unbinding,
     }
 
 

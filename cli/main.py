@@ -23,6 +23,7 @@ from infill.files import BadInput
 SUBCOMMANDS: tuple[tuple[str, str | None, str | None], ...] = (
     ("cli.infill_command", None, None),
     ("cli.refactor_command", None, None),
+    ("cli.next_edit_command", None, None),
     ("cli.engine_command", None, None),
     (
         "lsp_server.cli",
@@ -37,6 +38,7 @@ EPILOG = """examples:
   dcomplete infill app.py:12 --json --seed 3    the edit as JSON (LSP positions, token ids, stats)
   dcomplete refactor src --holes --write        fill every `# <|hole|>` line under src/
   dcomplete refactor a.py b.py --function-regex '^test_' --check 'pytest -q'
+  dcomplete next-edit app.py                    the edit your last change to app.py implies elsewhere
   dcomplete engine --port 8765                  serve the engine over HTTP to many editors
 """
 

@@ -1,12 +1,20 @@
 """dcomplete's inference engine: diffusion LM checkpoints, the denoising loop and its policies.
 
-Token ids in, token ids out; text, files and editors live in `infill` and `lsp_server`.
+Token ids in, token ids out; text, files and editors live in `infill` and `lsp_server`. The package's front
+is what the layers above use: the records (`engine.types`, `engine.params`), the contract infill is typed
+against (`engine.api.EngineLike`), `Engine` and `engine.batcher.Batcher`. Importing the records loads no
+torch: `Engine` is imported when first named. ARCHITECTURE.md has the sub-packages behind it, in order.
 """
 
-from engine.denoise import InfillRequest, InfillResult, Span, Stats
-from engine.engine import Engine
-from engine.loader import ModelLoadError, SpecialTokens
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from engine.params import DenoiseParams
+from engine.types import InfillRequest, InfillResult, ModelLoadError, Span, SpecialTokens, Stats
+
+if TYPE_CHECKING:
+    from engine.engine import Engine
 
 __all__ = [
     "DenoiseParams",
@@ -18,3 +26,11 @@ __all__ = [
     "SpecialTokens",
     "Stats",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Engine":
+        from engine.engine import Engine
+
+        return Engine
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")

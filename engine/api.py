@@ -12,9 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engine.loader import SpecialTokens
 from engine.params import DenoiseParams
-from engine.requests import InfillRequest, InfillResult
+from engine.types import InfillRequest, InfillResult, SpecialTokens
 
 
 @dataclass(frozen=True)

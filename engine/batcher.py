@@ -5,7 +5,7 @@ Callers (the HTTP server's request threads) call `Batcher.infill` exactly as the
 denoising loop at a time, continuously: a loop starts with the oldest waiting call and every waiting call
 with equal `DenoiseParams` (rows of one loop share them), and before each step it admits the calls that
 arrived meanwhile with the same params, as long as the rows still running plus theirs fit in `max_rows`
-(`engine.loop_state`). Calls with other params wait for the next loop.
+(`engine.denoise.state`). Calls with other params wait for the next loop.
 
 Each row carries its call's `cancel` (client gone, superseded, past its deadline), which the loop polls
 before every step, so a cancelled row stops being computed at the next step while the others go on
@@ -24,12 +24,14 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from engine.api import WithTraits
-from engine.engine import Engine
 from engine.params import DenoiseParams
-from engine.requests import InfillRequest, InfillResult
+from engine.types import InfillRequest, InfillResult
+
+if TYPE_CHECKING:
+    from engine.engine import Engine
 
 
 class QueueFull(RuntimeError):

@@ -6,11 +6,13 @@ import os
 from collections.abc import Callable, Sequence
 
 from engine.api import ModelTraits, WithTraits
-from engine.denoise import Denoiser, InfillRequest, InfillResult
-from engine.doc_cache import DocCache
-from engine.loader import LoadedModel, load
-from engine.loop_state import RowFeed
+from engine.cache.doc_cache import DocCache
+from engine.denoise.loop import Denoiser
+from engine.denoise.seam import LoadedModel
+from engine.denoise.state import RowFeed
+from engine.families.registry import load
 from engine.params import DenoiseParams
+from engine.types import InfillRequest, InfillResult
 
 
 class Engine(WithTraits):
@@ -50,7 +52,7 @@ class Engine(WithTraits):
         feed: RowFeed | None = None,
     ) -> list[InfillResult]:
         """Fill every mask of every canvas; one batch, one loop. See ARCHITECTURE.md for the contract.
-        With a `feed` (`engine.loop_state.RowFeed`), more requests join between steps and every request's
+        With a `feed` (`engine.denoise.state.RowFeed`), more requests join between steps and every request's
         result goes to `feed.done` as soon as its row is done."""
         if not requests:
             return []

@@ -27,7 +27,7 @@ def _all_ids(tokenizer: Any) -> frozenset[int]:
 
 
 class BanLead:
-    """`canvas_batch.Lead` of a retried span that restarts after `before` (the tokens kept from the last
+    """`engine.types.Lead` of a retried span that restarts after `before` (the tokens kept from the last
     attempt): its first token may be anything but `banned`, within what the span's own lead (`base`, the
     healed boundary) still requires. `text` is what remains of the base lead, which is all a remote engine
     receives of it (a remote retry therefore runs without the ban)."""
@@ -48,7 +48,7 @@ class BanLead:
 
 
 class BodyLead:
-    """`canvas_batch.Lead` of a retried span whose last attempt ended right after a line that opens a
+    """`engine.types.Lead` of a retried span whose last attempt ended right after a line that opens a
     block (`for x in xs:`, then the end of the span): `ban` (its `BanLead`) decides the first token, and
     after it no end token may come while the text so far (`before`, the kept tokens' text, then what the
     retry writes) ends with a line that opens a block, its own or one it wrote since. Banning the end once

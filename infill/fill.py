@@ -4,14 +4,16 @@ All spots of one document share one canvas (one denoising run); several document
 `fill_many` go to the engine as one batch. A result that breaks the parse (`infill.repair`) is revised
 and denoised again, at most `FillOptions.retries` times: re-masked around the first new error, or, for an
 engine that writes left to right, re-decoded from the first offending token with what it wrote there
-banned (`infill.bans`). The attempt with the fewest added errors wins, and `infill.settle` cuts back or
-drops whatever of it still breaks the parse, unless `keep_invalid` is set.
+banned (`infill.bans`). A result that parses but no longer defines a name the code after it reads
+(`infill.scope`) counts as one that breaks the parse, at the end of its text. The attempt with the fewest
+added errors wins, and `infill.settle` cuts back or drops whatever of it still breaks the parse, unless
+`keep_invalid` is set.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from infill.bans import (
@@ -32,71 +34,29 @@ from infill.canvas import (
     instruction_header,
     line_break_ids,
 )
+from infill.fill_types import FillJob, FillOptions, FillResult
 from infill.languages import LanguageSpec, get_language
-from infill.leads import SpanLead, TextLead
+from infill.leads import SpanLead, TextLead, TextReference
 from infill.line_deadline import LineDeadline
 from infill.line_shape import ShapeLead, on_blank_line, shape_plans, unshaped_slots
 from infill.postprocess import decode, finish, line_may_grow, span_ids, whole_lines
 from infill.repair import Baseline, ParseCheck, baseline, check_filled, remasked
 from infill.settle import settle
-from infill.span_end import TextEnd
+from infill.span_end import Decided, TextEnd
 from infill.spots import Edit, Spot
 from infill.worth_showing import drop_reason
 
 if TYPE_CHECKING:
     from engine import DenoiseParams, InfillRequest, InfillResult, Stats
     from engine.api import EngineLike
+    from engine.types import SpanEnd
+
+__all__ = ["FillJob", "FillOptions", "FillResult", "fill", "fill_many", "warm"]
 
 GROW_PER_SPOT = {"line": 8, "block": 32}
 GROWN_LINE = 48
 """Growth of a line insertion that may become a block (`postprocess.line_may_grow`) on an engine that writes
 left to right: a line that opens a block goes on into its body (BLOCK_TOKENS of room, as a block spot)."""
-
-
-@dataclass(frozen=True)
-class FillOptions:
-    """retries: re-mask rounds after a result that adds parse errors; keep_invalid: keep the best
-    result even when it still adds errors; max_grow: tokens the engine may add to a document's spans
-    (None: GROW_PER_SPOT per spot); instruction: a comment block put at the top of the context;
-    heal: False keeps gaps at the raw cursor for an engine that writes left to right (to measure what
-    healed token boundaries are worth; `infill.leads`); line_deadline_ms: for such an engine, a span ends at
-    the first line break it writes this long after its first token (llama-server's `t_max_predict_ms`,
-    `infill.line_deadline`); context: code from other files, formatted, put at the top of the canvas below
-    the instruction and never cropped (so a document cache keeps it from one request to the next);
-    one_line: an insertion keeps its first line only and never grows into a block (an editor set to
-    single-line suggestions)."""
-
-    retries: int = 2
-    keep_invalid: bool = False
-    max_grow: int | None = None
-    instruction: str | None = None
-    heal: bool = True
-    line_deadline_ms: int | None = None
-    context: str = ""
-    one_line: bool = False
-
-
-@dataclass(frozen=True)
-class FillJob:
-    text: str
-    spots: tuple[Spot, ...]
-    language: str | LanguageSpec = "python"
-    doc_id: str | None = None
-    context: str | None = None
-    """This document's code from other files, in place of `FillOptions.context` (None: the options'): a
-    batch of files from several projects (`dcomplete refactor`) shares one `FillOptions`."""
-
-
-@dataclass
-class FillResult:
-    edits: list[Edit]
-    canvas_ids: list[int]
-    stats: Stats
-    cancelled: bool = False
-    notes: list[str] = field(default_factory=list)
-    attempts: int = 1
-    rescued: int = 0
-    """Spots whose first result broke the parse and whose edit comes from a re-mask round that parses."""
 
 
 @dataclass
@@ -127,13 +87,15 @@ class _Document:
             self.canvas: Canvas = self._build(spots, header, reserve=grow)
         except ContextOverflow:
             self.canvas = self._build(spots, header, reserve=0)
-            self.max_grow = max(0, engine.max_length - len(self.canvas.ids))
+            self.max_grow = max(0, (options.max_length or engine.max_length) - len(self.canvas.ids))
         from engine import Stats  # engine (torch) loads only when a fill runs
 
         self.stats: Stats = Stats()
         self.cancelled = False
         self.current: list[int] = []
         self.positions: list[tuple[int, int]] = []
+        self.margins: list[float | None] = []
+        self.rival_margins: list[float | None] = []
         self.attempts: list[_Attempt] = []
         self.notes: list[str] = []
         self.bans: list[dict[tuple[int, ...], frozenset[int]]] = [{} for _ in self.canvas.slots]
@@ -145,7 +107,8 @@ class _Document:
     def _build(self, spots: list[Spot], header: str, reserve: int) -> Canvas:
         """The canvas, with `reserve` tokens of the context kept free for span growth (distant
         context lines give way to growth room)."""
-        return canvas_for(self.engine, self.job.text, spots, header=header, reserve=reserve, heal=self.options.heal)
+        return canvas_for(self.engine, self.job.text, spots, self.options.max_length, header=header, reserve=reserve,
+                          heal=self.options.heal)
 
     def _grows(self, spot: Spot) -> bool:
         """Whether a line insertion may go on into a block: on an engine that writes left to right (its span
@@ -183,20 +146,37 @@ class _Document:
             return ()
         return tuple(self._lead(slot) for slot in self.canvas.slots)
 
-    def _span_ends(self) -> tuple[TextEnd | LineDeadline, ...]:
+    def _span_ends(self) -> tuple[SpanEnd, ...]:
         if not self.engine.left_to_right:
             return ()
         tokenizer, ms = self.engine.tokenizer, self.options.line_deadline_ms
-        ends = tuple(TextEnd(slot, self.job.text, self.spec, tokenizer) for slot in self.canvas.slots)
-        if ms is None:
-            return ends
-        return tuple(LineDeadline(ms, slot.lead, tokenizer, end) for slot, end in zip(self.canvas.slots, ends))
+        ends: tuple[SpanEnd, ...] = tuple(TextEnd(slot, self.job.text, self.spec, tokenizer)
+                                          for slot in self.canvas.slots)
+        if ms is not None:
+            ends = tuple(LineDeadline(ms, slot.lead, tokenizer, end) for slot, end in zip(self.canvas.slots, ends))
+        if self.options.compare:  # a span that judges a rival is done once its verdict is in
+            refs, rivals = self._references()
+            ends = tuple(end if rival is None else Decided(ref, end) for end, ref, rival in zip(ends, refs, rivals))
+        return ends
 
     def first_request(self) -> InfillRequest:
         from engine import InfillRequest
 
+        refs, rivals = self._references() if self.options.compare else ((), ())
         return InfillRequest(list(self.canvas.ids), self.job.doc_id, self.max_grow, self._span_stops(),
-                             self._span_leads(), self._span_ends())
+                             self._span_leads(), self._span_ends(), span_refs=refs, span_rivals=rivals)
+
+    def _references(self) -> tuple[tuple[TextReference, ...], tuple[TextReference | None, ...]]:
+        """Each span's text as it stands, and its rival text when the job gives one, as the engine compares
+        them with what it writes (after the lead the canvas moved into the span)."""
+        tokenizer, text = self.engine.tokenizer, self.job.text
+        given = dict(zip(self.job.spots, self.job.rivals))
+        refs = tuple(TextReference(slot.lead + text[slot.spot.start : slot.spot.end], tokenizer)
+                     for slot in self.canvas.slots)
+        rivals = tuple(None if given.get(slot.spot) is None else TextReference(slot.lead + str(given[slot.spot]),
+                                                                                tokenizer)
+                       for slot in self.canvas.slots)
+        return refs, rivals
 
     def absorb(self, result: InfillResult) -> None:
         self.stats = self.stats.add(result.stats)
@@ -208,6 +188,8 @@ class _Document:
                     f"the engine returned {len(result.spans)} spans for {len(self.canvas.slots)} spots"
                 )
             self.positions = [(span.start, span.end) for span in result.spans]
+            self.margins = [span.margin for span in result.spans]
+            self.rival_margins = [span.rival_margin for span in result.spans]
         elif self.retried:
             self.positions = moved_spans(self.positions, self.retried, [(s.start, s.end) for s in result.spans])
         if not self.cancelled:
@@ -351,8 +333,10 @@ class _Document:
             self.notes.extend(notes)
         rescued = sum(1 for index, edit in enumerate(edits) if best is not first and edit is not None
                       and first.check.where[index] is not None and edit == best.edits[index])
+        unbinding = sum(1 for index in range(len(edits))
+                        if any(a.check.unbound and a.check.unbound[index] is not None for a in self.attempts))
         return FillResult([e for e in edits if e is not None], canvas_ids, self.stats, self.cancelled, self.notes,
-                          len(self.attempts), rescued)
+                          len(self.attempts), rescued, unbinding, self.margins, self.rival_margins)
 
 
 def fill_many(

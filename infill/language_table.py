@@ -1,4 +1,4 @@
-"""The language table: one `LanguageSpec` row per language (fields documented in infill.languages).
+"""The language table: one `LanguageSpec` row per language (fields documented in infill.language_spec).
 
 Grammars are the tree-sitter project's own wheels (`tree-sitter-<lang>` on PyPI, MIT), one per
 language, compiled into the wheel: nothing is fetched at run time. Node type names come from each
@@ -7,7 +7,8 @@ grammar's node-types.json (its `statement` supertype where it has one).
 
 from __future__ import annotations
 
-from infill.languages import LanguageSpec
+from infill import scope_rules
+from infill.language_spec import LanguageSpec
 
 _f = frozenset
 
@@ -69,27 +70,28 @@ ROWS: tuple[LanguageSpec, ...] = (
         stand_in_lines=("if True:", "try:", "_ = (", "_ = [", "_ = {"),
         header_keywords=_f({"if", "elif", "else", "for", "while", "def", "class", "with", "try", "except",
                             "finally", "async", "match", "case"}),
+        scoping=scope_rules.PYTHON,
     ),
     LanguageSpec(
         id="javascript", grammar_module="tree_sitter_javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"),
         comment_prefix="//", language_ids=("javascriptreact",), function_keywords=_JS_KEYWORDS,
         empty_statement=";", stand_in_lines=_C_LIKE_LINES,
         statements=_JS_STATEMENTS, strings=_JS_STRINGS, comments=_f({"comment", "html_comment"}),
-        containers=_JS_CONTAINERS, function_patterns=_JS_FUNCTIONS,
+        containers=_JS_CONTAINERS, function_patterns=_JS_FUNCTIONS, scoping=scope_rules.JAVASCRIPT,
     ),
     LanguageSpec(
         id="typescript", grammar_module="tree_sitter_typescript", grammar_function="language_typescript",
         extensions=(".ts", ".mts", ".cts"), comment_prefix="//", function_keywords=_JS_KEYWORDS,
         empty_statement=";", stand_in_lines=_C_LIKE_LINES,
         statements=_TS_STATEMENTS, strings=_JS_STRINGS, containers=_JS_CONTAINERS | _f({"interface_body"}),
-        function_patterns=_JS_FUNCTIONS,
+        function_patterns=_JS_FUNCTIONS, scoping=scope_rules.TYPESCRIPT,
     ),
     LanguageSpec(
         id="tsx", grammar_module="tree_sitter_typescript", grammar_function="language_tsx", extensions=(".tsx",),
         comment_prefix="//", language_ids=("typescriptreact",), function_keywords=_JS_KEYWORDS,
         empty_statement=";", stand_in_lines=_C_LIKE_LINES,
         statements=_TS_STATEMENTS, strings=_JS_STRINGS, containers=_JS_CONTAINERS | _f({"interface_body"}),
-        function_patterns=_JS_FUNCTIONS,
+        function_patterns=_JS_FUNCTIONS, scoping=scope_rules.TYPESCRIPT,
     ),
     LanguageSpec(
         id="java", grammar_module="tree_sitter_java", extensions=(".java",), comment_prefix="//",
@@ -111,6 +113,7 @@ ROWS: tuple[LanguageSpec, ...] = (
             "(method_declaration name: (identifier) @name body: (block) @body)",
             "(constructor_declaration name: (identifier) @name body: (constructor_body) @body)",
         ),
+        scoping=scope_rules.JAVA,
     ),
     LanguageSpec(
         id="go", grammar_module="tree_sitter_go", extensions=(".go",), comment_prefix="//",
@@ -134,6 +137,7 @@ ROWS: tuple[LanguageSpec, ...] = (
             "(function_declaration name: (identifier) @name body: (block) @body)",
             "(method_declaration name: (field_identifier) @name body: (block) @body)",
         ),
+        scoping=scope_rules.GO,
     ),
     LanguageSpec(
         id="rust", grammar_module="tree_sitter_rust", extensions=(".rs",), comment_prefix="//",
@@ -148,12 +152,14 @@ ROWS: tuple[LanguageSpec, ...] = (
         comments=_f({"line_comment", "block_comment"}),
         containers=_f({"source_file", "block", "declaration_list"}),
         function_patterns=("(function_item name: (identifier) @name body: (block) @body)",),
+        scoping=scope_rules.RUST,
     ),
     LanguageSpec(
         id="c", grammar_module="tree_sitter_c", extensions=(".c", ".h"), comment_prefix="//",
         empty_statement=";", stand_in_lines=_C_LIKE_LINES,
         function_keywords=_f({"struct", "union", "enum"}), statements=_C_STATEMENTS, strings=_C_STRINGS,
         containers=_C_CONTAINERS, function_patterns=_C_FUNCTIONS,
+        scoping=scope_rules.C,
     ),
     LanguageSpec(
         id="cpp", grammar_module="tree_sitter_cpp", extensions=(".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"),
@@ -166,6 +172,7 @@ ROWS: tuple[LanguageSpec, ...] = (
         }),
         strings=_C_STRINGS | _f({"raw_string_literal", "raw_string_content"}),
         containers=_C_CONTAINERS | _f({"declaration_list"}), function_patterns=_C_FUNCTIONS,
+        scoping=scope_rules.CPP,
     ),
     LanguageSpec(
         id="csharp", grammar_module="tree_sitter_c_sharp", extensions=(".cs",), comment_prefix="//",
@@ -190,6 +197,7 @@ ROWS: tuple[LanguageSpec, ...] = (
             "(constructor_declaration name: (identifier) @name body: (block) @body)",
             "(local_function_statement name: (identifier) @name body: (block) @body)",
         ),
+        scoping=scope_rules.CSHARP,
     ),
     LanguageSpec(
         id="ruby", grammar_module="tree_sitter_ruby", extensions=(".rb", ".rake", ".gemspec"), comment_prefix="#",
@@ -206,6 +214,7 @@ ROWS: tuple[LanguageSpec, ...] = (
                     "chained_string"}),
         containers=_f({"program", "body_statement", "block_body", "then", "else", "do"}),
         function_patterns=("(method name: (_) @name body: (body_statement) @body)",),
+        scoping=scope_rules.RUBY,
     ),
     LanguageSpec(
         id="php", grammar_module="tree_sitter_php", grammar_function="language_php", extensions=(".php",),
@@ -228,6 +237,7 @@ ROWS: tuple[LanguageSpec, ...] = (
             "(function_definition name: (name) @name body: (compound_statement) @body)",
             "(method_declaration name: (name) @name body: (compound_statement) @body)",
         ),
+        scoping=scope_rules.PHP,
     ),
     LanguageSpec(
         id="bash", grammar_module="tree_sitter_bash", extensions=(".sh", ".bash"), comment_prefix="#",
@@ -244,6 +254,7 @@ ROWS: tuple[LanguageSpec, ...] = (
         containers=_f({"program", "compound_statement", "do_group"}),
         function_patterns=("(function_definition name: (word) @name body: (compound_statement) @body)",),
         empty_statement=":",
+        scoping=scope_rules.BASH,
     ),
     LanguageSpec(
         id="lua", grammar_module="tree_sitter_lua", extensions=(".lua",), comment_prefix="--",
@@ -256,6 +267,7 @@ ROWS: tuple[LanguageSpec, ...] = (
         }),
         strings=_f({"string", "string_content"}), containers=_f({"chunk", "block"}),
         function_patterns=("(function_declaration name: (_) @name body: (block) @body)",),
+        scoping=scope_rules.LUA,
     ),
     # Data files: single-line completions with a parse check (no blocks, no statements).
     LanguageSpec(

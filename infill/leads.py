@@ -43,7 +43,7 @@ def lead_text(before: str, tokenizer: Any) -> str:
 
 
 class SpanLead(Protocol):
-    """What infill builds for `canvas_batch.Lead` (`TextLead`, `line_shape.ShapeLead`, the retries' leads)."""
+    """What infill builds for `engine.types.Lead` (`TextLead`, `line_shape.ShapeLead`, the retries' leads)."""
 
     @property
     def text(self) -> str: ...
@@ -52,7 +52,7 @@ class SpanLead(Protocol):
 
 
 class TextLead:
-    """`canvas_batch.Lead` for a text: after the tokens written so far, the ids whose text continues it
+    """`engine.types.Lead` for a text: after the tokens written so far, the ids whose text continues it
     (either extends past its end or is a prefix of what remains); None once it is written."""
 
     def __init__(self, text: str, tokenizer: Any) -> None:
@@ -72,3 +72,44 @@ class TextLead:
 @functools.lru_cache(maxsize=256)
 def _continuations(vocab: tuple[str, ...], rest: str) -> frozenset[int]:
     return frozenset(i for i, s in enumerate(vocab) if s and (s.startswith(rest) or rest.startswith(s)))
+
+
+class TextReference:
+    """`engine.types.Reference` for a text: the text a region holds now, which the engine compares what it
+    writes there with; at the first id that does not spell it, the engine notes how much more likely its
+    token was than the best one that keeps the text (`engine.types.Span.margin`)."""
+
+    def __init__(self, text: str, tokenizer: Any) -> None:
+        self.text = text
+        self.vocab = vocab_texts(tokenizer)
+
+    def _rest(self, written: Sequence[int]) -> str | None:
+        """What of the text remains after `written`; None when `written` no longer spells its start."""
+        done = "".join(self.vocab[t] if t < len(self.vocab) else "" for t in written)
+        return self.text[len(done) :] if self.text.startswith(done) else None
+
+    def follows(self, written: Sequence[int], token: int) -> bool:
+        rest = self._rest(written)
+        if rest is None:
+            return False
+        piece = self.vocab[token] if token < len(self.vocab) else ""
+        return rest.startswith(piece) and (piece != "" or rest == "")
+
+    def alternatives(self, written: Sequence[int]) -> frozenset[int]:
+        rest = self._rest(written)
+        return _prefixes(self.vocab, rest) if rest else frozenset()
+
+    def decided(self, written: Sequence[int]) -> bool:
+        """Whether `written` has left the text, or spelled all of it: the span's verdict on the text is in."""
+        rest = self._rest(written)
+        return rest is None or rest == ""
+
+    def __repr__(self) -> str:
+        return f"TextReference({self.text!r})"
+
+
+@functools.lru_cache(maxsize=64)
+def _prefixes(vocab: tuple[str, ...], rest: str) -> frozenset[int]:
+    """The ids whose text is a non-empty prefix of `rest` (the first few characters bound the scan)."""
+    head = rest[:1]
+    return frozenset(i for i, s in enumerate(vocab) if s and s[0] == head and rest.startswith(s))

@@ -5,7 +5,7 @@ measured from the first generated token, and checked only when a token holding a
 past the limit, generation stops at that line break. A slow prompt therefore never empties the answer, and
 a client that asks for 250 ms still gets at least the rest of the line.
 
-`LineDeadline` is that rule as an `engine.canvas_batch.SpanEnd`: the engine asks it after every step with
+`LineDeadline` is that rule as an `engine.types.SpanEnd`: the engine asks it after every step with
 the span's verified tokens, so the span ends (its masks become end tokens, the row finishes normally and
 its result is kept) at the first line break written after the limit. The span's lead (text infill moved
 out of the prefix, which may hold the prefix's own line break) is not generated text and is skipped. It

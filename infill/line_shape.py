@@ -180,7 +180,7 @@ def indent_limit(text: str, offset: int) -> int:
 
 
 class ShapeLead:
-    """`canvas_batch.Lead` of a span whose line must have `shape`: first the span's own lead (`base`, the
+    """`engine.types.Lead` of a span whose line must have `shape`: first the span's own lead (`base`, the
     healed boundary), then tokens towards `shape.starts`, then anything on the same line until the line
     ends with `shape.ends`; finished (None) once the line has its shape, so the line break after it ends
     the span as a stop token does. The code starts at indentation `exact` where that is given (the file

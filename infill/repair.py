@@ -11,6 +11,7 @@ the first offending token instead, `infill.bans`).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,9 @@ from infill.line_shape import INDENTS, LineShape, indent_for, on_blank_line
 from infill.parsing import first_error
 from infill.positions import ByteMap
 from infill.postprocess import token_offsets
+from infill.scope import Read, Unbound, scope_reads, unresolved
 from infill.spots import Edit, Spot
+from infill.stand_ins import neutral_text, parses_apart
 from infill.syntax import error_nodes, error_points
 
 REMASK_MARGIN = 2
@@ -38,9 +41,18 @@ class Baseline:
     shape: LineShape | None = None
     """What the cursor's blank line must look like: set when only a stand-in that opens or closes a block
     made the file parse (`statement_texts`)."""
+    reads: tuple[Read, ...] = ()
+    """The reads after each replaced range of a name bound inside it (`infill.scope`): a fill must leave
+    every one of them resolving."""
 
 
 def baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot] = ()) -> Baseline:
+    parsing = _parse_baseline(text, spec, spots)
+    reads = scope_reads(text, spec, spots)
+    return dataclasses.replace(parsing, reads=reads) if reads else parsing
+
+
+def _parse_baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot]) -> Baseline:
     if not spec.has_grammar:
         return Baseline(False)
     if first_error(text, spec) is None:
@@ -49,6 +61,8 @@ def baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot] = ()) -> Basel
         neutral = neutral_text(text, spots, spec, stand_in)
         if neutral is not None and first_error(neutral, spec) is None:
             return Baseline(True)
+    if parses_apart(text, spots, spec):
+        return Baseline(True)
     tried: list[str] = []
     for stand_in, where, candidate in statement_texts(text, spots, spec):
         if first_error(candidate, spec) is None:
@@ -60,29 +74,6 @@ def baseline(text: str, spec: LanguageSpec, spots: Sequence[Spot] = ()) -> Basel
     tree = spec.parse(text)
     bytemap = ByteMap(text)
     return Baseline(False, len(error_nodes(tree)), frozenset(bytemap.to_offset(p) for p in error_points(tree)))
-
-
-def neutral_text(text: str, spots: Sequence[Spot], spec: LanguageSpec, stand_in: str | None = None) -> str | None:
-    """`text` with each range a spot replaces standing for nothing: `stand_in` (the row's `empty_statement`
-    unless given; one of its `stand_in_lines` for a marker whose line opened or closed a block) where the
-    range starts a line (a hole marker after its indentation, whole lines), nothing elsewhere, its trailing
-    line breaks kept. None when no spot replaces anything (an insertion leaves the text as it is)."""
-    stand_in = spec.empty_statement if stand_in is None else stand_in
-    replacing = sorted((s for s in spots if s.end > s.start), key=lambda s: s.start)
-    if not replacing:
-        return None
-    pieces = []
-    cursor = 0
-    for spot in replacing:
-        replaced = text[spot.start : spot.end]
-        line_start = text.rfind("\n", 0, spot.start) + 1
-        starts_line = not text[line_start : spot.start].strip()
-        lead = replaced[: len(replaced) - len(replaced.lstrip(" \t"))]
-        breaks = replaced[len(replaced.rstrip("\r\n")) :]
-        pieces += [text[cursor : spot.start], lead + (stand_in if starts_line else "") + breaks]
-        cursor = spot.end
-    pieces.append(text[cursor:])
-    return "".join(pieces)
 
 
 def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> Iterator[tuple[str, str, str]]:
@@ -104,12 +95,14 @@ def statement_texts(text: str, spots: Sequence[Spot], spec: LanguageSpec) -> Ite
 
 @dataclass(frozen=True)
 class ParseCheck:
-    """`added`: errors beyond the original's (for a document that parsed: 1 when the filled one does not);
-    `where[i]`: the offset inside edit i's new text of the first error that falls in (or right after) it,
-    or None."""
+    """`added`: errors beyond the original's (for a document that parsed: 1 when the filled one does not;
+    for one that parses, the edits that unbind a name read after them); `where[i]`: the offset inside edit
+    i's new text of the first error that falls in (or right after) it, or None; `unbound[i]` (empty when
+    none): the name edit i no longer defines, where its `where` is the end of its text (`scope_check`)."""
 
     added: int
     where: tuple[int | None, ...]
+    unbound: tuple[Unbound | None, ...] = ()
 
 
 def filled_text(text: str, edits: Sequence[Edit | None]) -> tuple[str, list[int]]:
@@ -142,7 +135,7 @@ def check_filled(text: str, edits: Sequence[Edit | None], original: Baseline, sp
     filled, starts = filled_text(text, edits)
     error = first_error(filled, spec)
     if error is None:
-        return ParseCheck(0, tuple(where))
+        return scope_check(text, edits, original, spec, filled)
     if original.parses:
         owner = _owner(starts, error)
         if owner is None:  # reported above every result (rare): blame the first
@@ -163,6 +156,28 @@ def check_filled(text: str, edits: Sequence[Edit | None], original: Baseline, sp
             continue
         where[owner] = min(offset - starts[owner], len(edits[owner].new_text))  # type: ignore[union-attr]
     return ParseCheck(added, tuple(where))
+
+
+def scope_check(text: str, edits: Sequence[Edit | None], original: Baseline, spec: LanguageSpec, filled: str
+                ) -> ParseCheck:
+    """The check of a filled document that parses: each edit must leave every read after it (in text no
+    edit replaced) of a name its range bound resolving (`Baseline.reads`, `infill.scope`). An edit that
+    does not is blamed at the end of its text: nothing it wrote is wrong in itself, and the name may still
+    be bound by what the model would write next, so a retry keeps the text and bans ending there."""
+    where: list[int | None] = [None] * len(edits)
+    owners = {(e.start, e.end): i for i, e in enumerate(edits) if e is not None}
+    present = [e for e in edits if e is not None]
+    pending = [(read, owners[read.start, read.end]) for read in original.reads if (read.start, read.end) in owners
+               and not any(e.start <= read.offset < e.end for e in present)]
+    lost = unresolved(filled, spec, [(read, _shifted(read.offset, edits)) for read, _ in pending])
+    unbound: list[Unbound | None] = [None] * len(edits)
+    for (read, owner), gone in zip(pending, lost):
+        edit = edits[owner]
+        if gone and unbound[owner] is None and edit is not None:
+            unbound[owner] = Unbound(read.name, read.line)
+            where[owner] = len(edit.new_text)
+    added = sum(u is not None for u in unbound)
+    return ParseCheck(added, tuple(where), tuple(unbound) if added else ())
 
 
 def _owner(starts: list[int], offset: int) -> int | None:

@@ -8,11 +8,15 @@ a point more text cannot move saves those forwards without changing the edit.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infill.canvas import Slot
 from infill.languages import LanguageSpec
 from infill.postprocess import decode, echo_target, line_may_grow, opens_grown_block, shape_text
+
+if TYPE_CHECKING:
+    from engine.types import SpanEnd
+    from infill.leads import TextReference
 
 
 def span_complete(raw: str, slot: Slot, text: str, spec: LanguageSpec) -> bool:
@@ -46,7 +50,7 @@ def _nonblank_lines(text: str) -> int:
 
 
 class TextEnd:
-    """`engine.canvas_batch.SpanEnd` for one slot of a canvas; `before`: the slot's tokens kept ahead of the
+    """`engine.types.SpanEnd` for one slot of a canvas; `before`: the slot's tokens kept ahead of the
     span in a retry canvas (`infill.bans`), which its text continues."""
 
     def __init__(self, slot: Slot, text: str, spec: LanguageSpec, tokenizer: Any, before: Sequence[int] = ()) -> None:
@@ -57,3 +61,15 @@ class TextEnd:
         return bool(written) and span_complete(
             decode(self.tokenizer, self.before + list(written)), self.slot, self.text, self.spec
         )
+
+
+class Decided:
+    """`engine.types.SpanEnd` of a span that only judges a rival text (`FillJob.rivals`): complete as soon as
+    what it wrote has left the text the span replaces, or spelled all of it (the engine has then noted the
+    span's margins; nothing written after that is shown), or when `then` says so."""
+
+    def __init__(self, reference: TextReference, then: SpanEnd) -> None:
+        self.reference, self.then = reference, then
+
+    def reached(self, written: Sequence[int]) -> bool:
+        return self.reference.decided(written) or self.then.reached(written)

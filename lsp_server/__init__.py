@@ -5,7 +5,7 @@ Run it with `dcomplete serve` or `python -m lsp_server`; the README's "Language 
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from lsp_server.version import __version__
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -119,5 +119,8 @@ class DocumentStore:
             raise UnknownDocument(uri)
         return document
 
+    def all(self) -> list[Document]:
+        return list(self._documents.values())
+
     def __contains__(self, uri: str) -> bool:
         return uri in self._documents

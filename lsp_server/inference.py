@@ -18,8 +18,11 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from infill.languages import LanguageSpec
+    from infill.next_edit.edits import DocEdit
+    from infill.next_edit.suggest import NextEdit
     from infill.spots import Spot
 
+    from .documents import Document
     from .repo_context import ContextSource
 
 logger = logging.getLogger(__name__)
@@ -72,6 +75,7 @@ class InferenceBackend:
         self.model_name = "none"
         self.runs = 0
         """Denoising runs so far (a request that needs no model, such as one mid-word, runs none)."""
+        self._said_no_next_edits = False
 
 
     @property
@@ -284,6 +288,30 @@ class InferenceBackend:
         if not spots:
             return Outcome([])
         return self._fill_one(text, spots, settings, language, doc_id, cancel, context=context)
+
+
+    def next_edits(self, document: Document, others: list[Document], history: list[DocEdit], settings: Settings,
+                   cancel: CancelCheck, context: ContextSource | None = None) -> list[NextEdit]:
+        """The next edits after the newest edit of `document` in `history` (`infill.next_edit`), best first;
+        none from a model that cannot read the text after a gap (a block-diffusion checkpoint), which the
+        log says once."""
+        from infill.next_edit.suggest import NextEditSettings, OpenDocument, suggest
+
+        engine = self._require_engine()
+        if engine.max_right == 0:
+            if not self._said_no_next_edits:
+                self._said_no_next_edits = True
+                logger.warning("next edits: model %s writes a gap from the text before it alone, so it cannot "
+                               "rewrite a region in place; it gives no next edits", self.model_name)
+            return []
+        if not settings.engine_url:
+            engine.doc_cache.set_budget(settings.cache_mb << 20)
+        self.runs += 1
+        mine = history[-1] if history else None
+        header = _header(context, engine, mine.start if mine is not None else 0)
+        return suggest(engine, OpenDocument(document.uri, document.text, document.language),
+                       history, self.params(settings), NextEditSettings(settings.next_edit.aggressiveness),
+                       [OpenDocument(d.uri, d.text, d.language) for d in others], cancel, header)
 
 
 def _open_engine(settings: Settings) -> Any:

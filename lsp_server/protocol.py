@@ -32,6 +32,8 @@ from pygls.protocol.language_server import lsp_method
 
 from infill.languages import editor_language_ids
 
+from . import next_edits
+
 logger = logging.getLogger(__name__)
 
 
@@ -117,6 +119,7 @@ class DcompleteProtocol(LanguageServerProtocol):
             offered.remove(types.PositionEncodingKind.Utf8)
             general.position_encodings = [types.PositionEncodingKind.Utf8, *offered]
         result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {"dcomplete": {"languages": editor_language_ids()}}
+        result.capabilities.experimental = {"dcomplete": {"languages": editor_language_ids()},
+                                            "nextEdits": next_edits.capability()}
         return result
 

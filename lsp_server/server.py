@@ -12,11 +12,13 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from . import __version__
 from .actions import ACCEPTED, FILL_HOLES, REFACTOR_SELECTION, REGENERATE_SELECTION, code_actions
 from .commands import CommandRunner
+from .next_edit_flow import NextEditFlow
+from .next_edits import ACCEPTED_INLINE_EDIT, DID_SHOW_INLINE_EDIT, INLINE_EDIT
 from .protocol import DcompleteProtocol
 from .session import Session
+from .version import __version__
 
 DOCUMENT_STATE = "dcomplete/documentState"
 
@@ -28,6 +30,7 @@ class DcompleteServer(LanguageServer):
         super().__init__("dcomplete", __version__, protocol_cls=DcompleteProtocol)
         self.session = Session(self)
         self.commands = CommandRunner(self.session)
+        self.next_edits = NextEditFlow(self.session)
         self.protocol.on_cancel = self.session.cancel_request  # type: ignore[attr-defined]
         self._reported_bad_input = False
 
@@ -117,5 +120,17 @@ def build_server() -> DcompleteServer:
     @server.command(ACCEPTED)
     def accepted(ls: DcompleteServer, *arguments: Any) -> None:
         ls.commands.accepted(arguments)
+
+    @server.feature(INLINE_EDIT)
+    async def inline_edit(ls: DcompleteServer, params: Any) -> dict[str, Any]:
+        return await ls.next_edits.request(params)
+
+    @server.feature(DID_SHOW_INLINE_EDIT)
+    def did_show_inline_edit(ls: DcompleteServer, params: Any) -> None:
+        ls.next_edits.shown(params)
+
+    @server.command(ACCEPTED_INLINE_EDIT)
+    def accepted_inline_edit(ls: DcompleteServer, *arguments: Any) -> None:
+        ls.next_edits.accepted(arguments)
 
     return server

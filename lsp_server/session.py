@@ -30,6 +30,7 @@ from .completion import (
 from .documents import Document, DocumentStore, TextChange, UnknownDocument, edited_line
 from .failures import FailureReporter
 from .inference import InferenceBackend, LoadFailure, Outcome
+from .next_edits import NextEditMemory
 from .positions import normalize_encoding
 from .repo_context import WorkspaceContext
 from .scheduler import CancelCheck, InferenceScheduler, Ticket
@@ -56,6 +57,7 @@ class Session:
         self.feedback = FeedbackLog()
         self.memory = SuggestionMemory(self.settings.suggestion_cache)
         self.context = WorkspaceContext(self._workspace_folders)
+        self.next_edits = NextEditMemory()
         self.last_latency_ms: int | None = None
         self._tickets_by_request: dict[Any, Ticket] = {}
         self._cancelled_early: dict[Any, None] = {}  # insertion-ordered, trimmed to the newest 256
@@ -167,8 +169,10 @@ class Session:
             else TextChange(change.text)
             for change in params.content_changes
         ]
+        before = self.documents.get(params.text_document.uri).text
         document = self.documents.change(params.text_document.uri, params.text_document.version, changes)
         self.context.saw(document.uri, document.text, edited_line(changes))
+        self.next_edits.history.changed(document.uri, before, document.text, asyncio.get_running_loop().time())
 
     def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
@@ -176,6 +180,7 @@ class Session:
         self.context.closed(uri)
         self._warmed.pop(uri, None)
         self.memory.forget(uri)
+        self.next_edits.forget(uri)
         self._spawn(self.scheduler.run_exclusive(lambda: self.backend.forget(uri)))
 
     def document(self, uri: str) -> Document:

@@ -7,7 +7,7 @@ problem is reported as a sentence naming the key.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -15,6 +15,18 @@ from infill.context.builder import DEFAULT_TOKENS
 from infill.languages import editor_language_ids
 
 SECTION = "dcomplete"
+
+
+class NextEditOptions(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    """The `nextEdit` settings."""
+
+    enabled: bool = True
+    """Answer `textDocument/copilotInlineEdit`: the edit the user's last edit implies elsewhere."""
+    aggressiveness: Literal["low", "medium", "high"] = "medium"
+    """How sure the model must be before a next edit is shown: "low" shows fewer (the model must prefer the
+    change by a wide margin), "high" more."""
+    debounce_ms: Annotated[int, msgspec.Meta(ge=0, le=5000)] = 0
+    """A next-edit request waits this long; a newer one in the window replaces it."""
 
 
 class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
@@ -63,6 +75,8 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
     """Tokens that code may take (at most half the model's context is used); 0 turns it off."""
     context_files: list[str] = msgspec.field(default_factory=list)
     """Glob patterns of paths, relative to the workspace folder, never read for context ("secrets/*")."""
+    next_edit: NextEditOptions = msgspec.field(default_factory=NextEditOptions)
+    """Next edits (`nextEdit.enabled`, `nextEdit.aggressiveness`, `nextEdit.debounceMs`)."""
 
     @property
     def engine_device(self) -> str | None:

@@ -31,7 +31,7 @@ import msgspec
 
 from engine import DenoiseParams, InfillRequest, InfillResult, Span, SpecialTokens, Stats
 from engine.api import ModelTraits, WithTraits
-from engine.canvas_batch import find_spans
+from engine.denoise.canvas_batch import find_spans
 from remote.server import schemas
 
 POLL_SECONDS = 0.05

@@ -28,10 +28,11 @@ SOURCE = 'import os\n\n\ndef greet(name):\n    """Say hello 👋 to 世界."""\n
 HOLES = "def double(x):\n    # <|hole:6|>\n\n\ndef test_double():\n    assert double(2) == 4\n"
 
 
-def dcomplete(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def dcomplete(*args: str, cwd: Path, timeout: float = 240, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [*COMMAND, *args], check=False, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+        [*COMMAND, *args], check=False, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env,
+        input=stdin,
     )
 
 

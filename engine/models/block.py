@@ -2,8 +2,8 @@
 and how their own samplers decode a block.
 
 A block-diffusion checkpoint is causal across blocks of `block_size` tokens (blocks counted from the start
-of the sequence) and bidirectional inside a block; the engine's block step (`engine/block_step.py`) and
-commit policy (`engine/block_commit.py`) read these two records.
+of the sequence) and bidirectional inside a block; the engine's block step (`engine/families/block_step.py`) and
+commit policy (`engine/families/block_commit.py`) read these two records.
 """
 
 from __future__ import annotations
@@ -25,12 +25,15 @@ class BlockDecoding:
     `low_confidence_dynamic`, Fast-dLLM v2's threshold); None: only the count (SDAR's static schedule).
     `first_from_previous`: a block's first token is the argmax of the previous block's last logit, written
     alone as soon as that block is complete (Fast-dLLM v2, whose logits are shifted).
+    `steps_within_length`: the sampler runs at most as many steps per block as the generation has tokens
+    (LLaDA2's `generate`: `steps = min(steps, gen_length)`, so a short generation commits more a step).
     """
 
     default_block: int
     sub_block: int = 0
     reference_threshold: float | None = None
     first_from_previous: bool = False
+    steps_within_length: bool = False
 
 
 @dataclass(frozen=True)

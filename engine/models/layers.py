@@ -20,12 +20,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine.models.projections import FusedProjections, Projections
+from engine.kernels.projections import Adapt as ProductAdapt
+from engine.kernels.projections import FusedProjections, Projections
 
 
 class Projector(Protocol):
     """What a block calls for a group of projections of one input: `Projections`, `FusedProjections`,
-    or their int8 form (`engine.quantize.Int8Projections`), one output per name."""
+    or their int8 form (`engine.kernels.int8.Int8Projections`), one output per name."""
 
     names: tuple[str, ...]
 
@@ -83,16 +84,11 @@ class LayerKV:
     v: torch.Tensor
 
 
-class Adapt(Protocol):
+class Adapt(ProductAdapt, Protocol):
     """What a model family adds to the shared blocks (the anchored family's adapter): a change to each
-    projection's output (`project`, or a low-rank update folded into fused projections applied to the
-    flattened `rows`), and each layer's attention (`attend`, by its mask). `every_row`: every query row is
-    a gap row (a decoding step; `rows` then lists them all, or none with the adapter off)."""
-
-    rows: torch.Tensor
-    every_row: bool
-
-    def project(self, layer: int, name: str, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor: ...
+    projection's output (`ProductAdapt`: `project`, or a low-rank update folded into fused projections
+    applied to the flattened `rows`), and each layer's attention (`attend`, by its mask). `every_row`: every
+    query row is a gap row (a decoding step; `rows` then lists them all, or none with the adapter off)."""
 
     def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """The attention (B, H, Q, D) of queries `q` over keys `k` and values `v` in `layer`, by the
@@ -110,7 +106,7 @@ class ForwardContext:
     `key_mask` (B, S) marks real (non-pad) keys; None means every key is real. `adapt`, when given,
     changes the projections and supplies each layer's attention mask (which then replaces `key_mask`).
     `attn_mask` (B, 1, Q, S), when given, is every layer's attention mask (bool or additive float), in place
-    of `key_mask`: the block-causal families' mask (engine/block_step.py).
+    of `key_mask`: the block-causal families' mask (engine/families/block_step.py).
     """
 
     layers: list[LayerKV | None]

@@ -17,17 +17,18 @@ from typing import Any
 import torch
 from torch import nn
 
+from engine.kernels.projections import Adapt, FusedProjections, Projections
 from engine.models.block import BlockDecoding, BlockShape, refuse_rope_scaling, rope_theta
-from engine.models.layers import OUT, Adapt, SwiGLU, fuse_mlp, fused_groups
+from engine.models.layers import OUT, SwiGLU, fuse_mlp, fused_groups
 from engine.models.moe import MoEShape, SparseMoE
-from engine.models.projections import FusedProjections, Projections
 from engine.models.transformer import Transformer
 
 MASK_TOKEN = "<|mask|>"  # the mask token's text, when neither config nor tokenizer names it
 LOGITS_SHIFTED = False
 # The checkpoint's `generate(block_length=32, steps=32, threshold=0.95, minimal_topk=1)` (model card and
-# the tech report's evaluation: temperature 0, block 32, threshold 0.95).
-DECODING = BlockDecoding(default_block=32, reference_threshold=0.95)
+# the tech report's evaluation: temperature 0, block 32, threshold 0.95); it runs `min(steps, gen_length //
+# minimal_topk)` steps per block.
+DECODING = BlockDecoding(default_block=32, reference_threshold=0.95, steps_within_length=True)
 
 _PARTS = {
     ".attention.query_key_value.": ".self_attn.query_key_value.",

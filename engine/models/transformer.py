@@ -13,8 +13,8 @@ from typing import TypeVar, cast
 import torch
 from torch import nn
 
+from engine.kernels.projections import FusedProjections
 from engine.models.layers import Block, ForwardContext, RMSNorm, fuse_projections, fused_groups, rotary_tables
-from engine.models.projections import FusedProjections
 
 M = TypeVar("M", bound=nn.Module)
 _INITS = ("normal_", "uniform_", "kaiming_uniform_", "zeros_", "ones_")

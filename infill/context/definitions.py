@@ -10,15 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from infill.context.chunks import Chunk
 from infill.context.python_defs import Definition, import_statements, module_info, without_imports
 from infill.context.recent import identifiers
 from infill.languages import get_language
 
-if TYPE_CHECKING:
-    from infill.context.builder import ContextBuilder
+
+class Workspace(Protocol):
+    """What finding definitions reads of a workspace (`infill.context.builder.ContextBuilder`): its root (None:
+    no workspace), a path as chunks name it, and a file's text as the user sees it."""
+
+    @property
+    def root(self) -> Path | None: ...
+
+    def relative(self, path: Path) -> str: ...
+
+    def read(self, path: Path) -> str | None: ...
+
 
 NEAR, UNUSED, IN_FILE, IMPORTED = 3.0, 2.5, 2.0, 1.0
 """Scores: a name used near the cursor; imported and not used yet (what a user who has just written the
@@ -29,7 +39,7 @@ CONSTANT = 0.5
 MAX_HOPS = 2
 
 
-def imported_definitions(builder: ContextBuilder, here: Path, text: str, line: int, near_lines: int
+def imported_definitions(builder: Workspace, here: Path, text: str, line: int, near_lines: int
                          ) -> list[Chunk]:
     """Chunks for what `text` (the file at `here`) imports from the workspace, scored by where it is used:
     within `near_lines` of 0-based `line` (the cursor's), elsewhere, or not yet (import statements aside)."""
@@ -54,7 +64,7 @@ def imported_definitions(builder: ContextBuilder, here: Path, text: str, line: i
     return list(chunks.values())
 
 
-def _resolve(builder: ContextBuilder, here: Path, module: str, level: int, name: str | None,
+def _resolve(builder: Workspace, here: Path, module: str, level: int, name: str | None,
              near: frozenset[str]) -> Iterator[tuple[Path, Definition]]:
     """The workspace definitions an import brings: `name` from `module` (following re-exports), or, for a
     module (`import a.b`, or `from a import b` where `b` is a submodule), its definitions that `near` names."""
@@ -73,7 +83,7 @@ def _resolve(builder: ContextBuilder, here: Path, module: str, level: int, name:
             yield path, definition
 
 
-def _find(builder: ContextBuilder, path: Path, name: str, hops: int) -> tuple[Path, Definition] | None:
+def _find(builder: Workspace, path: Path, name: str, hops: int) -> tuple[Path, Definition] | None:
     """`name`'s definition in the module at `path`, or where that module imports it from (`hops` deep)."""
     source = builder.read(path)
     if source is None:
@@ -90,7 +100,7 @@ def _find(builder: ContextBuilder, path: Path, name: str, hops: int) -> tuple[Pa
     return _find(builder, target, original, hops - 1)
 
 
-def _module_path(builder: ContextBuilder, here: Path, module: str, level: int) -> Path | None:
+def _module_path(builder: Workspace, here: Path, module: str, level: int) -> Path | None:
     """The workspace file of `module` imported from the file `here` (`level` dots: relative), or None."""
     parts = [p for p in module.split(".") if p]
     if level > 0:

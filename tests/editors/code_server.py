@@ -172,3 +172,29 @@ class CodeServer:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(10)
+
+
+def drive(
+    binary: Path, home: Path, workspace: Path, vsix: Path, settings: dict[str, Any], driver: Path,
+    plan: dict[str, Any],
+) -> tuple[dict[str, Any], str]:
+    """Serves `workspace` from a fresh code-server under `home` with `vsix` installed and the user
+    `settings`, runs the node `driver` (a compiled test/e2e/*.e2e.js) on `plan` (its `url`, `chromium` and
+    `report` filled in here), stops code-server, and returns the driver's report and a line naming the logs
+    (code-server's and any other `*.log` in `home`, and the extension's).
+    Accept/reject feedback goes to `home`/state/dcomplete/feedback.jsonl."""
+    env = {**os.environ, "XDG_STATE_HOME": str(home / "state"), "OMP_NUM_THREADS": "1"}
+    server = CodeServer.start(binary, home, workspace, vsix, settings, env)
+    try:
+        plan = {**plan, "url": f"{server.url}?folder={workspace}", "chromium": CHROMIUM,
+                "report": str(home / "report.json")}
+        (home / "plan.json").write_text(json.dumps(plan))
+        drove = subprocess.run(
+            ["node", str(driver), str(home / "plan.json")], check=False, capture_output=True, text=True, timeout=600
+        )
+    finally:
+        server.close()
+    client_logs = [str(p) for p in home.glob("user-data/logs/*/exthost*/dcomplete.dcomplete/*.log")]
+    logs = f"logs: {[str(p) for p in sorted(home.glob('*.log'))]}; extension log: {client_logs}"
+    assert drove.returncode == 0, f"{drove.stderr.strip()[-3000:]}\n{logs}"
+    return json.loads(Path(plan["report"]).read_text()), logs

@@ -20,13 +20,18 @@ PLUGIN_DIR = REPO / "editors" / "nvim"
 # Only observation: every request still goes to the real server and its real handler.
 TAP_LUA = """
 local client = vim.lsp.get_clients({ name = 'dcomplete' })[1]
-_G.dc_test = { inline = {}, commands = {}, edits = {} }
+_G.dc_test = { inline = {}, commands = {}, edits = {}, next_edits = {}, notified = {} }
+local logs = {
+  ['textDocument/inlineCompletion'] = _G.dc_test.inline,
+  ['workspace/executeCommand'] = _G.dc_test.commands,
+  ['textDocument/copilotInlineEdit'] = _G.dc_test.next_edits,
+}
 local request = client.request
 client.request = function(self, method, params, handler, bufnr)
-  if method == 'textDocument/inlineCompletion' or method == 'workspace/executeCommand' then
+  local log = logs[method]
+  if log then
     local inner = handler
     handler = function(err, result, ctx)
-      local log = method == 'workspace/executeCommand' and _G.dc_test.commands or _G.dc_test.inline
       table.insert(log, { err = err, result = result, params = params })
       if inner then
         return inner(err, result, ctx)
@@ -34,6 +39,13 @@ client.request = function(self, method, params, handler, bufnr)
     end
   end
   return request(self, method, params, handler, bufnr)
+end
+local notify = client.notify
+client.notify = function(self, method, params)
+  if method == 'textDocument/didShowInlineEdit' then
+    table.insert(_G.dc_test.notified, { method = method, params = params })
+  end
+  return notify(self, method, params)
 end
 local apply = vim.lsp.handlers['workspace/applyEdit']
 vim.lsp.handlers['workspace/applyEdit'] = function(err, params, ctx)

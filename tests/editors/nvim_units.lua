@@ -111,5 +111,194 @@ case('statusline: a failure shows until a notification comes without it', functi
   eq(dcomplete.statusline(), 'tiny · cpu · 90 ms')
 end)
 
+local view = require('dcomplete.next_edit_view')
+local next_edit = require('dcomplete.next_edit')
+
+local VIEWS = {
+  'class UserView(View):',
+  '    def get(self, request):',
+  '        return JsonResponse({})',
+  '    def delete(self, request):',
+  '        return JsonResponse({"deleted": 1})',
+}
+
+local function scratch(lines)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.api.nvim_set_current_buf(buf)
+  return buf
+end
+
+--- The next-edit extmarks of `buf`: {row, col, end_row, end_col, hl, inline, eol, virt_lines, above}.
+local function marks(buf)
+  local out = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, view.ns, 0, -1, { details = true })) do
+    local d = m[4]
+    local virt_lines
+    for _, line in ipairs(d.virt_lines or {}) do
+      virt_lines = virt_lines or {}
+      virt_lines[#virt_lines + 1] = line[1][1]
+    end
+    out[#out + 1] = {
+      row = m[2], col = m[3], end_row = d.end_row, end_col = d.end_col, hl = d.hl_group,
+      inline = d.virt_text_pos == 'inline' and d.virt_text[1][1] or nil,
+      eol = d.virt_text_pos == 'eol' and d.virt_text[1][1] or nil,
+      virt_lines = virt_lines, above = d.virt_lines_above or nil,
+    }
+  end
+  return out
+end
+
+case('a one-line next edit: the old text struck, the new inline after it, a hint on the cursor line', function()
+  local buf = scratch(VIEWS)
+  view.draw(buf, { start_row = 4, start_col = 15, end_row = 4, end_col = 27, lines = { 'self.render' } }, 2, '<Tab>')
+  eq(marks(buf), {
+    { row = 2, col = 0, eol = ' ↓ next edit: line 5 (Tab to jump)' },
+    { row = 4, col = 15, end_row = 4, end_col = 27, hl = 'DcompleteNextEditDelete' },
+    { row = 4, col = 27, inline = 'self.render' },
+  })
+  view.draw(buf, { start_row = 4, start_col = 15, end_row = 4, end_col = 27, lines = { 'self.render' } }, 4, false)
+  eq(#marks(buf), 2) -- the cursor is on the edit's line: no hint
+  eq(view.hint({ start_row = 0 }, 3, false), '↑ next edit: line 1')
+  view.clear(buf)
+  eq(marks(buf), {})
+end)
+
+case('a multi-line next edit: the rows it makes as virtual lines under the replaced text', function()
+  local buf = scratch(VIEWS)
+  -- `JsonResponse({})` becomes two lines; the text around the range stays on the preview's first and last line
+  local place = { start_row = 2, start_col = 15, end_row = 2, end_col = 31, lines = { 'self.render(', '    {})' } }
+  eq(view.is_inline(place), false)
+  view.draw(buf, place, 2, '<Tab>')
+  eq(marks(buf), {
+    { row = 2, col = 0, virt_lines = { '        return self.render(', '    {})' } },
+    { row = 2, col = 15, end_row = 2, end_col = 31, hl = 'DcompleteNextEditDelete' },
+  })
+  -- whole lines inserted before line 4: just those lines, above it, nothing struck
+  view.draw(buf, { start_row = 3, start_col = 0, end_row = 3, end_col = 0, lines = { '    # a', '    # b', '' } }, 3, '<Tab>')
+  eq(marks(buf), { { row = 3, col = 0, virt_lines = { '    # a', '    # b' }, above = true } })
+  -- whole lines replaced: struck, and their replacement under the last of them
+  view.draw(buf, { start_row = 3, start_col = 0, end_row = 5, end_col = 0, lines = { '    pass', '' } }, 0, false)
+  eq(marks(buf), {
+    { row = 0, col = 0, eol = ' ↓ next edit: line 4' },
+    { row = 3, col = 0, end_row = 5, end_col = 0, hl = 'DcompleteNextEditDelete' },
+    { row = 4, col = 0, virt_lines = { '    pass' } },
+  })
+end)
+
+local function views_item(version, uri)
+  return {
+    text = 'self.render',
+    textDocument = { uri = uri, version = version },
+    range = { start = { line = 4, character = 15 }, ['end'] = { line = 4, character = 27 } },
+    command = { title = 'Accept next edit', command = 'dcomplete.acceptedInlineEdit', arguments = { 'id1' } },
+  }
+end
+
+case('Tab-Tab: the first press jumps to the edit (a jumplist entry), the second applies it', function()
+  local buf = scratch(VIEWS)
+  next_edit.attach(buf, config.resolve({}))
+  vim.lsp.util.buf_versions[buf] = 7
+  vim.api.nvim_win_set_cursor(0, { 3, 4 })
+  eq(next_edit.jump_or_apply(buf), false) -- nothing shown
+  eq(next_edit.show(buf, views_item(7, 'file:///v.py'), 'utf-16', nil), true)
+  eq(#marks(buf), 3)
+
+  eq(next_edit.jump_or_apply(buf), true)
+  eq(vim.api.nvim_win_get_cursor(0), { 5, 15 })
+  local jumps, at = unpack(vim.fn.getjumplist())
+  eq({ jumps[at].lnum, jumps[at].col }, { 3, 4 }) -- <C-o> goes back
+  eq(#marks(buf), 2) -- the hint is gone, the edit still shown
+  eq(vim.api.nvim_buf_get_lines(buf, 4, 5, true)[1], '        return JsonResponse({"deleted": 1})')
+
+  eq(next_edit.jump_or_apply(buf), true)
+  eq(vim.api.nvim_buf_get_lines(buf, 4, 5, true)[1], '        return self.render({"deleted": 1})')
+  eq(vim.api.nvim_win_get_cursor(0), { 5, 25 }) -- on the last character written
+  eq(marks(buf), {})
+  eq(next_edit.shown(buf), nil)
+  eq(next_edit.jump_or_apply(buf), false)
+  next_edit.detach(buf)
+end)
+
+case('a shown edit whose document changed since is dropped, not applied; dismiss hides it', function()
+  local buf = scratch(VIEWS)
+  next_edit.attach(buf, config.resolve({}))
+  vim.lsp.util.buf_versions[buf] = 7
+  vim.api.nvim_win_set_cursor(0, { 5, 15 })
+  next_edit.show(buf, views_item(7, 'file:///v.py'), 'utf-16', nil)
+  vim.lsp.util.buf_versions[buf] = 8
+  eq(next_edit.jump_or_apply(buf), false)
+  eq(marks(buf), {})
+  eq(vim.api.nvim_buf_get_lines(buf, 4, 5, true)[1], '        return JsonResponse({"deleted": 1})')
+
+  next_edit.show(buf, views_item(8, 'file:///v.py'), 'utf-16', nil)
+  eq(next_edit.dismiss(buf), true)
+  eq(marks(buf), {})
+  eq(next_edit.dismiss(buf), false)
+  next_edit.detach(buf)
+end)
+
+case('with nothing shown the keys do what they did before: the user\'s own map, else the key', function()
+  local buf = scratch(VIEWS)
+  vim.g.esc_presses = 0
+  vim.keymap.set('n', '<Esc>', '<Cmd>let g:esc_presses += 1<CR>')
+  next_edit.attach(buf, config.resolve({}))
+  local function press(lhs)
+    vim.fn.maparg(lhs, 'n', false, true).callback()
+    vim.api.nvim_feedkeys('', 'x', false)
+  end
+  press('<Esc>')
+  eq(vim.g.esc_presses, 1)
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  vim.cmd("normal! m'")
+  vim.api.nvim_win_set_cursor(0, { 4, 0 })
+  vim.cmd('normal! \15') -- <C-o>: back to line 1
+  eq(vim.api.nvim_win_get_cursor(0)[1], 1)
+  press('<Tab>') -- <Tab> is <C-i>: forward to line 4
+  eq(vim.api.nvim_win_get_cursor(0)[1], 4)
+  vim.lsp.util.buf_versions[buf] = 1
+  next_edit.show(buf, views_item(1, 'file:///v.py'), 'utf-16', nil)
+  press('<Esc>') -- dismisses, the user's map does not run
+  eq({ vim.g.esc_presses, next_edit.shown(buf) }, { 1, nil })
+  next_edit.detach(buf)
+  eq(vim.fn.maparg('<Tab>', 'n'), '')
+  vim.keymap.del('n', '<Esc>')
+end)
+
+case('usable takes the first edit of this document at the version asked about', function()
+  local buf = scratch(VIEWS)
+  vim.lsp.util.buf_versions[buf] = 4
+  local sent = { uri = 'file:///v.py', version = 4 }
+  local mine = views_item(4, 'file:///v.py')
+  eq(next_edit.usable(buf, sent, { edits = { views_item(4, 'file:///other.py'), mine } }), mine)
+  eq(next_edit.usable(buf, sent, { edits = { views_item(3, 'file:///v.py') } }), nil) -- made for another version
+  eq(next_edit.usable(buf, sent, { edits = {} }), nil)
+  vim.lsp.util.buf_versions[buf] = 5 -- the buffer changed while the server worked
+  eq(next_edit.usable(buf, sent, { edits = { mine } }), nil)
+end)
+
+case('place_of converts UTF-16 ranges to byte columns and refuses ranges outside the buffer', function()
+  local buf = scratch({ 'é = "ü" + old', 'x' })
+  local range = { start = { line = 0, character = 10 }, ['end'] = { line = 0, character = 13 } }
+  eq(next_edit.place_of(buf, range, 'new', 'utf-16'), { start_row = 0, start_col = 12, end_row = 0, end_col = 15, lines = { 'new' } })
+  eq(next_edit.place_of(buf, { start = { line = 5, character = 0 }, ['end'] = { line = 5, character = 0 } }, 'a', 'utf-16'), nil)
+  eq(next_edit.place_of(buf, { start = { line = 2, character = 0 }, ['end'] = { line = 2, character = 0 } }, 'y\n', 'utf-16').start_row, 2)
+end)
+
+case('next_edit options: defaults, overrides, one error naming a bad one; either side turns them off', function()
+  local c = config.resolve({ next_edit = { debounce_ms = 500, keymaps = { dismiss = false } } })
+  eq(c.next_edit, { enabled = true, debounce_ms = 500, keymaps = { jump_or_apply = '<Tab>', dismiss = false } })
+  eq(config.resolve({}).next_edit.debounce_ms, 300)
+  raises(function() config.resolve({ next_edit = { debounce = 1 } }) end, 'unknown option `next_edit.debounce`')
+  raises(function() config.resolve({ next_edit = { enabled = 'yes' } }) end, '`next_edit.enabled` must be')
+  raises(function() config.resolve({ next_edit = { debounce_ms = -1 } }) end, '`next_edit.debounce_ms` must be')
+  raises(function() config.resolve({ next_edit = { keymaps = { apply = '<CR>' } } }) end, 'unknown next_edit keymap `apply`')
+  raises(function() config.resolve({ next_edit = 'off' }) end, '`next_edit` must be a table')
+  eq(next_edit.turned_off(config.resolve({})), false)
+  eq(next_edit.turned_off(config.resolve({ settings = { nextEdit = { aggressiveness = 'high' } } })), false)
+  eq(next_edit.turned_off(config.resolve({ settings = { nextEdit = { enabled = false } } })), true)
+  eq(next_edit.turned_off(config.resolve({ next_edit = { enabled = false } })), true)
+end)
+
 io.stdout:write(('%d failed\n'):format(failures))
 os.exit(failures == 0 and 0 or 1)

@@ -163,6 +163,7 @@ def test_checkhealth_and_statusline(make_session, source_file: Path) -> None:
     assert "ERROR" not in report, report
     assert "the server command runs" in report, report
     assert "inline completion advertised" in report, report
+    assert "next edits on (textDocument/copilotInlineEdit)" in report, report
     session.nvim.command("bwipeout")
     session.nvim.command(f"buffer {source_file}")
 

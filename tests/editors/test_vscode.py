@@ -53,14 +53,23 @@ def test_every_server_setting_is_a_vscode_setting():
     import json
     import re
 
-    from lsp_server.settings import FIELD_NAMES
+    import msgspec
+
+    from lsp_server.settings import FIELD_NAMES, Settings
 
     declared = json.loads((EXTENSION / "package.json").read_text())["contributes"]["configuration"]["properties"]
     forwarded_block = (EXTENSION / "src" / "settings.ts").read_text().split("SERVER_SETTING_KEYS = [")[1].split("]")[0]
     forwarded = set(re.findall(r'"(\w+)"', forwarded_block))
-    for name in FIELD_NAMES:
-        assert f"dcomplete.{name}" in declared, f"package.json does not declare dcomplete.{name}"
-        assert name in forwarded, f"settings.ts does not forward {name}"
+    for field in msgspec.structs.fields(Settings):
+        name = field.encode_name
+        assert name in FIELD_NAMES and name in forwarded, f"settings.ts does not forward {name}"
+        if isinstance(field.default_factory, type) and issubclass(field.default_factory, msgspec.Struct):
+            # a group of settings (`nextEdit`): VS Code declares each of its keys, `dcomplete.nextEdit.enabled`
+            for sub in msgspec.structs.fields(field.default_factory):
+                key = f"dcomplete.{name}.{sub.encode_name}"
+                assert key in declared, f"package.json does not declare {key}"
+        else:
+            assert f"dcomplete.{name}" in declared, f"package.json does not declare dcomplete.{name}"
 
 
 def test_the_extension_attaches_to_every_language_the_server_completes() -> None:

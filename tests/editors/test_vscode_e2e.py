@@ -8,30 +8,36 @@ then compares the files on disk with exactly what the server sent, read from the
 (`--verbose` logs every message it sends), and which suggestion was accepted from the server's
 feedback log (the accept command VS Code runs carries the item's id).
 
+The next-edit driver (test/e2e/nextEdit.e2e.ts) replaces a name by typing, with the bundled model (the
+one-token checkpoint proposes no such edit), and follows the next edit the server draws on another line:
+Escape, "dcomplete: Show the next edit", Tab to jump, Tab to apply; then Tab indents in another file.
+
 Installs on first use, cached for later runs: code-server into ~/.cache/dcomplete/ (see code_server.py)
 and, when missing, Chromium, ripgrep and libkrb5-dev with apt-get (as root; CI runs as root).
-The default model is a checkpoint that writes one identifier token everywhere, so every suggestion
-parses and the test is deterministic. `DCOMPLETE_VSCODE_MODEL=default` runs it with the bundled model
-and `DCOMPLETE_VSCODE_SCREENSHOTS=<folder>` copies the screenshots there (README, Editors section).
+The ghost-text test's default model is a checkpoint that writes one identifier token everywhere, so every
+suggestion parses and the test is deterministic. `DCOMPLETE_VSCODE_MODEL=default` runs it with the bundled model
+and `DCOMPLETE_VSCODE_SCREENSHOTS=<folder>` copies the screenshots there (docs/editors.md, README).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from code_server import CHROMIUM, CodeServer
+from code_server import drive
 from vscode_build import package_vsix
 
 from infill.languages import get_language
 from tests.support.checkpoints import make_one_token_checkpoint
+from tests.support.next_edit_sample import NEW, OLD, VIEWS
 
 # Ghost text in a TypeScript file (the holes stay Python: both kinds of language in one run). The
 # one-token model's `xxxx` after `text.` is a property, so the edit parses and the server (which drops
@@ -144,6 +150,47 @@ def user_settings(model: str, server_log: Path) -> dict[str, Any]:
     }
 
 
+def keep_screenshots(report: dict[str, Any]) -> None:
+    """Checks the driver's screenshots hold a picture and copies them to $DCOMPLETE_VSCODE_SCREENSHOTS."""
+    keep = os.environ.get("DCOMPLETE_VSCODE_SCREENSHOTS")
+    for shot in map(Path, report["screenshots"]):
+        assert shot.stat().st_size > 10_000, shot
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            shutil.copy(shot, Path(keep) / shot.name)
+
+
+@dataclass(frozen=True)
+class Folders:
+    """Where one test's files go: the workspace VS Code opens, the server's log, the accept/reject log."""
+
+    workspace: Path
+    server_log: Path
+    feedback: Path
+
+
+def folders(tmp_path: Path, files: dict[str, str]) -> Folders:
+    """A workspace under `tmp_path` holding `files` (name -> text)."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    for name, text in files.items():
+        (workspace / name).write_text(text)
+    return Folders(workspace, tmp_path / "server.log", tmp_path / "state" / "dcomplete" / "feedback.jsonl")
+
+
+def run_driver(
+    built_extension: Path, binary: Path, tmp_path: Path, where: Folders, driver: str, settings: dict[str, Any],
+    plan: dict[str, Any],
+) -> tuple[dict[str, Any], str]:
+    """Runs the compiled `driver` (test/e2e/<driver>.e2e.ts) on `plan` in code-server with the packaged
+    extension; screenshots go to `tmp_path`/screenshots."""
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    script = built_extension / "out" / "test" / "e2e" / f"{driver}.e2e.js"
+    plan = {**plan, "screenshots": str(shots), "timeoutMs": WAIT_MS}
+    return drive(binary, tmp_path, where.workspace, package_vsix(built_extension), settings, script, plan)
+
+
 @pytest.fixture
 def model(tmp_path: Path) -> str:
     chosen = os.environ.get("DCOMPLETE_VSCODE_MODEL")
@@ -154,46 +201,19 @@ def model(tmp_path: Path) -> str:
 def test_ghost_text_tab_and_fill_holes_in_code_server(
     built_extension: Path, code_server_binary: Path, tmp_path: Path, model: str
 ) -> None:
-    binary = code_server_binary
-    vsix = package_vsix(built_extension)
-
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    completion_file, holes_file = workspace / "count_lines.ts", workspace / "shapes.py"
-    completion_file.write_text(COMPLETION_SOURCE)
-    holes_file.write_text(HOLES_SOURCE)
-    server_log, feedback = tmp_path / "server.log", tmp_path / "state" / "dcomplete" / "feedback.jsonl"
-    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "OMP_NUM_THREADS": "1"}
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
-    code_server = CodeServer.start(binary, tmp_path, workspace, vsix, user_settings(model, server_log), env)
-    try:
-        plan = {
-            "url": f"{code_server.url}?folder={workspace}",
-            "chromium": CHROMIUM,
-            "completionFile": str(completion_file),
-            "completionLine": COMPLETION_LINE,
-            "typed": TYPED,
-            "typeThrough": TYPE_THROUGH,
-            "holesFile": str(holes_file),
-            "readyPattern": rf"{re.escape(Path(model).name)} · cpu",
-            "statusPattern": rf"{re.escape(Path(model).name)} · cpu · \d+(\.\d)? m?s",
-            "screenshots": str(shots),
-            "report": str(tmp_path / "report.json"),
-            "timeoutMs": WAIT_MS,
-        }
-        (tmp_path / "plan.json").write_text(json.dumps(plan))
-        driver = built_extension / "out" / "test" / "e2e" / "codeServer.e2e.js"
-        drive = subprocess.run(
-            ["node", str(driver), str(tmp_path / "plan.json")],
-            check=False, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
-    finally:
-        code_server.close()
-    client_logs = [str(p) for p in tmp_path.glob("user-data/logs/*/exthost*/dcomplete.dcomplete/*.log")]
-    logs = f"server log: {server_log}; extension log: {client_logs}; code-server log: {code_server.log}"
-    assert drive.returncode == 0, f"{drive.stderr.strip()[-3000:]}\n{logs}"
-    report = json.loads(Path(plan["report"]).read_text())
+    where = folders(tmp_path, {"count_lines.ts": COMPLETION_SOURCE, "shapes.py": HOLES_SOURCE})
+    plan = {
+        "completionFile": str(where.workspace / "count_lines.ts"),
+        "completionLine": COMPLETION_LINE,
+        "typed": TYPED,
+        "typeThrough": TYPE_THROUGH,
+        "holesFile": str(where.workspace / "shapes.py"),
+        "readyPattern": rf"{re.escape(Path(model).name)} · cpu",
+        "statusPattern": rf"{re.escape(Path(model).name)} · cpu · \d+(\.\d)? m?s",
+    }
+    server_log, feedback = where.server_log, where.feedback
+    settings = user_settings(model, server_log)
+    report, logs = run_driver(built_extension, code_server_binary, tmp_path, where, "codeServer", settings, plan)
     messages = sent_messages(server_log)
     assert re.fullmatch(plan["statusPattern"], report["status"]), report["status"]
 
@@ -229,9 +249,72 @@ def test_ghost_text_tab_and_fill_holes_in_code_server(
     assert report["afterHoles"] == apply_edits(HOLES_SOURCE, edits), logs
     assert HOLE_MARKER not in report["afterHoles"]
 
-    keep = os.environ.get("DCOMPLETE_VSCODE_SCREENSHOTS")
-    for shot in map(Path, report["screenshots"]):
-        assert shot.stat().st_size > 10_000, shot
-        if keep:
-            Path(keep).mkdir(parents=True, exist_ok=True)
-            shutil.copy(shot, Path(keep) / shot.name)
+    keep_screenshots(report)
+
+
+# Next edits: the user replaces JsonResponse with self.render on one line; the server's next edit does the
+# same on another line that still has it (tests/support/next_edit_sample.py).
+EDIT_LINE = 7  # 0-based
+EDITED = VIEWS.replace(OLD + '({"error"', NEW + '({"error"', 1)  # the text after the user's edit
+INDENT_SOURCE = "def total(values):\nreturn sum(values)\n"  # Tab at the start of line 2 indents it
+
+
+def inline_edits(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every edit the server sent in a textDocument/copilotInlineEdit result."""
+    results = [m.get("result") for m in messages]
+    return [edit for r in results if isinstance(r, dict) and isinstance(r.get("edits"), list) for edit in r["edits"]]
+
+
+@pytest.mark.slow
+def test_next_edit_tab_to_jump_tab_to_apply_in_code_server(
+    built_extension: Path, code_server_binary: Path, tmp_path: Path
+) -> None:
+    where = folders(tmp_path, {"views.py": VIEWS, "total.py": INDENT_SOURCE})
+    plan = {
+        "file": str(where.workspace / "views.py"),
+        "editLine": EDIT_LINE + 1,
+        "editColumn": VIEWS.split("\n")[EDIT_LINE].index(OLD) + 1,
+        "oldText": OLD,
+        "newText": NEW,
+        "indentFile": str(where.workspace / "total.py"),
+        "indentLine": 2,
+        "readyPattern": "default · cpu",
+    }
+    # The bundled model, eager next edits, and no ghost text: Tab is never VS Code's to take here.
+    settings = {**user_settings("default", where.server_log), "dcomplete.nextEdit.aggressiveness": "high",
+                "editor.inlineSuggest.enabled": False}
+    report, logs = run_driver(built_extension, code_server_binary, tmp_path, where, "nextEdit", settings, plan)
+    server_log = where.server_log
+
+    # The second Tab applied exactly the edit the server sent, and ran its command: the server counted it.
+    accepted = [e for e in map(json.loads, where.feedback.read_text().splitlines()) if e["event"] == "accepted"]
+    assert len(accepted) == 1, f"the accept command ran {len(accepted)} times; {logs}"
+    sent = inline_edits(sent_messages(server_log))
+    [edit] = [e for e in sent if e["command"]["arguments"] == [accepted[0]["itemId"]]]
+    # after the edit was dismissed, "Show the next edit" asked again and got the same edit
+    assert [(e["range"], e["text"]) for e in sent[:2]] == [(edit["range"], edit["text"])] * 2, sent
+    after = report["afterApply"]
+    assert after == apply_edits(EDITED, [{"range": edit["range"], "newText": edit["text"]}]), logs
+    start = edit["range"]["start"]
+    target = start["line"]
+    assert target != EDIT_LINE and OLD in EDITED.split("\n")[target], edit
+    assert NEW in after.split("\n")[target] and after.count(OLD) == EDITED.count(OLD) - 1
+    ast.parse(after)
+    assert "'textDocument/didShowInlineEdit' received" in server_log.read_text(), logs
+
+    # What the page showed: the old name struck through with the new one after it on the target line and
+    # the status bar's "Tab to jump"; nothing after Escape; the same again after "Show the next edit"; the
+    # cursor on the target line after the first Tab, then "Tab to apply".
+    shown = report["shown"]
+    assert shown["hint"].endswith(f"Tab to jump to line {target + 1}"), shown
+    assert "".join(shown["struck"]) == OLD, shown
+    assert [line for line in shown["lines"] if OLD + NEW in line], shown
+    assert report["afterEscape"] == {"hints": [], "struck": []}, report
+    assert report["shownAgain"] == shown, report
+    assert report["jumpedTo"] == f"Ln {target + 1}, Col {start['character'] + 1}", report
+    assert report["hintAtTarget"].endswith("Tab to apply next edit"), report
+
+    # With no next edit shown, Tab does what it always did.
+    assert report["hintBeforeIndent"] == [], report
+    assert report["afterIndent"] == INDENT_SOURCE.replace("\nreturn", "\n    return"), report
+    keep_screenshots(report)

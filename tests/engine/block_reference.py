@@ -4,15 +4,23 @@
   checkpoint's weights (SDAR: Qwen3; Fast-dLLM v2: Qwen2; LLaDA2.x: Glm4Moe, which computes Ling-v2's
   block (QK-norm, partial RoPE, sigmoid group-limited router with expert bias, shared experts) under
   other names), run over the whole sequence with a 4D float block-causal mask;
-- the samplers, at temperature 0 (argmax, and the probability of the argmax as confidence), and with the
-  mask token never proposed (the engine's loop never proposes it; a trained model gives it no mass):
-  `block_generate` follows SDAR's `block_diffusion_generate` (JetAstra/SDAR@c2041a8, generate.py) and
-  LLaDA2's `generate` (inclusionAI's modeling_llada2_moe.py, read in the copy at
-  yks23/Information-Gain-Sampler@f1cb636 dllm/dllm/pipelines/llada2/models/modeling_llada2_moe.py);
-  `fast_dllm_generate` follows Fast-dLLM v2's `Fast_dLLM_QwenForCausalLM.generate` (the checkpoint's
-  modeling.py, read in the copy at Satgoy152/DualDiffusion@1aeb3d4
-  FastDLLM_inferencing/Fast_dLLM_v2_7B/modeling.py; the same loop as NVlabs/Fast-dLLM
-  v2/generation_functions.py, copy at NikhilSDate/Fast-dLLM@734a60d).
+- the samplers, at temperature 0 (argmax, and the probability of the argmax as confidence: LLaDA2.1's
+  greedy branch), and with the mask token never proposed (the engine's loop never proposes it; a trained
+  model gives it no mass): `block_generate` follows SDAR's `block_diffusion_generate` (JetAstra/SDAR
+  generate.py, read at 59549b1) and LLaDA2's `generate` (inclusionAI/dFactory@92b6890
+  models/llada2_moe/modeling_llada2_moe.py); `fast_dllm_generate` follows Fast-dLLM v2's `batch_sample`
+  (NVlabs/Fast-dLLM v2/generation_functions.py, read in the copy at NikhilSDate/Fast-dLLM@734a60d; the
+  checkpoint's own `generate` runs the same loop).
+All of them decode whole blocks: the generation is padded with masks to the end of its last block, and
+those masks take part in the block's steps like the others (SDAR and LLaDA2 commit them in confidence
+order with the rest); what they decode is dropped. LLaDA2 runs `min(steps, gen_length)` steps per block
+(`minimal_topk` 1). One quirk is left out: when a step's count exceeds the masks left in a block (a first
+block holding few masks, with fewer steps than tokens in a block), SDAR's `torch.topk` also picks positions
+that are not masks and overwrites them, prompt tokens included; here, as in LLaDA2's code, a step commits
+at most the masks left. SDAR's published settings (a step per token) never reach it. And one bug: after a
+prompt of exactly one block, Fast-dLLM v2's samplers prefill nothing (`if input_ids.shape[1] > block_size`)
+yet run each block alone against that empty cache, so the prompt is never read; here, as the engine does,
+such a prompt is read like a longer one and the next block's first token comes from its last row.
 Both recompute the whole sequence every step; the official code caches complete blocks, which is exact
 for a block-causal model, so the tokens are the same.
 """
@@ -122,9 +130,11 @@ def transfer_counts(block: int, steps: int) -> list[int]:
 
 
 def block_generate(net: Network, prompt: list[int], gen_length: int, block: int, steps: int,
-                   threshold: float | None, mask_id: int, stop_ids: set[int]) -> list[int]:
-    """SDAR's static (threshold None) or dynamic, and LLaDA2's generate: the generated ids up to and
-    including the first stop id."""
+                   threshold: float | None, mask_id: int, stop_ids: set[int], within_length: bool = False) -> list[int]:
+    """SDAR's static (threshold None) or dynamic, and LLaDA2's generate (`within_length`: at most
+    `gen_length` steps per block): the generated ids up to and including the first stop id."""
+    if within_length:
+        steps = min(steps, gen_length)
     total = -(-(len(prompt) + gen_length) // block) * block
     x = prompt + [mask_id] * (total - len(prompt))
     counts = transfer_counts(block, steps)
@@ -151,11 +161,12 @@ def block_generate(net: Network, prompt: list[int], gen_length: int, block: int,
 
 def fast_dllm_generate(net: Network, prompt: list[int], max_new_tokens: int, block: int, small: int,
                        threshold: float, mask_id: int, stop_ids: set[int]) -> list[int]:
-    """Fast-dLLM v2's generate: a complete block's last logit writes the next block's first token; the
-    rest of a block is denoised sub-block by sub-block, committing every mask above the threshold and
-    always the most probable one. The generated ids up to and including the first stop id."""
+    """Fast-dLLM v2's sampler: a complete block's last logit writes the next block's first token (the
+    prompt's too, when it is whole blocks); the rest of a block is denoised sub-block by sub-block,
+    committing every mask above the threshold and always the most probable one. The generated ids up to
+    and including the first stop id."""
     ids = list(prompt)
-    if len(ids) > block and len(ids) % block == 0:
+    if len(ids) % block == 0:
         ids.append(int(_greedy(net(ids)[-1:], mask_id)[0]))
     for _ in range(max_new_tokens // block):
         if any(t in stop_ids for t in ids[len(prompt) :]):

@@ -1,4 +1,4 @@
-"""A CPU engine keeps freed memory (engine.allocator): a repeated multi-gap prefill on the bundled model
+"""A CPU engine keeps freed memory (engine.loading.allocator): a repeated multi-gap prefill on the bundled model
 soon faults no pages in, where glibc's own thresholds faulted 45,000-175,000 per request."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import json, resource, sys
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.allocator import keep_freed_memory
+from engine.loading.allocator import keep_freed_memory
 from infill.canvas import canvas_for
 from infill.spots import Spot
 
@@ -35,7 +35,7 @@ print(json.dumps({"kept": keep_freed_memory(), "faults": faults, "length": len(c
 
 
 def _run(env: dict[str, str]) -> dict:
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT / "engine" / "loader.py")], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT / "engine" / "loading" / "calibrate.py")], cwd=ROOT,
                          env={**os.environ, "OMP_NUM_THREADS": "1", **env}, capture_output=True, text=True,
                          timeout=300, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -10,7 +10,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from engine import DenoiseParams, Engine, InfillRequest, ModelLoadError
-from engine.gguf_base import GGUFError, base_folder, dequantize, locate, read_state
+from engine.loading.gguf_base import GGUFError, base_folder, dequantize, locate, read_state
 from engine.models.anchored import layout, right_view
 from tests.support.checkpoints import tiny_tokenizer, write_tiny_gguf
 
@@ -217,7 +217,7 @@ def test_verified_drafts_write_exactly_what_one_token_a_step_writes(anchored, th
 
 
 def test_lookup_drafts_copy_what_followed_the_same_tokens_earlier():
-    from engine.policies import lookup_draft
+    from engine.denoise.policies import lookup_draft
 
     mask = 99
     ids = [1, 5, 6, 7, 8, 9, 2, 5, 6, mask, mask, mask, 3]
@@ -266,8 +266,8 @@ def test_a_span_end_closes_the_span_and_keeps_what_was_written(anchored, thresho
 def _predict_fresh(anchored, canvases: list[list[int]], written: int) -> torch.Tensor:
     """Logits of the first step (every fixed token a query) over `canvases`, each gap's first `written`
     masks holding a token."""
-    from engine.anchored_step import AnchoredPredictor
-    from engine.canvas_batch import CanvasBatch
+    from engine.denoise.canvas_batch import CanvasBatch
+    from engine.families.anchored_step import AnchoredPredictor
 
     sp = anchored.special
     batch = CanvasBatch.build(canvases, list(range(len(canvases))), sp.mask_id, sp.pad_id, torch.device("cpu"))
@@ -283,7 +283,7 @@ def test_a_wide_forward_attends_by_segment_as_one_masked_kernel_does(anchored, m
     """A wide forward (a prefill) runs fixed text segment by segment on the causal kernel and the gap rows
     by their mask (`segment_attention`): the same logits as one masked kernel over every query, for two
     canvases of different lengths (padded queries), two spans, and committed gap tokens (right bias)."""
-    import engine.anchored_step as step
+    import engine.families.anchored_step as step
 
     sp, tok = anchored.special, anchored.tokenizer
     short = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
@@ -298,7 +298,7 @@ def test_a_wide_forward_attends_by_segment_as_one_masked_kernel_does(anchored, m
 def test_segment_attention_serves_keystrokes_and_growth_as_the_mask_does(anchored, monkeypatch):
     """With every forward attending by segment (text queries that start inside their segment after a
     keystroke reuses the cached prefix, spans that grow), requests write what the masked kernel writes."""
-    import engine.anchored_step as step
+    import engine.families.anchored_step as step
 
     sp, tok = anchored.special, anchored.tokenizer
     suffix = tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id]
@@ -323,7 +323,7 @@ def test_a_narrow_forward_with_the_copies_apart_is_the_masked_kernel(anchored, m
     in another (`copies_apart`) give the logits one masked kernel over all keys gives, to float rounding,
     for two canvases of different lengths (padded queries), two spans, and committed gap tokens (right
     bias); and not when the copies part is left out."""
-    import engine.anchored_step as step
+    import engine.families.anchored_step as step
     from engine.models import copies_apart
 
     sp, tok = anchored.special, anchored.tokenizer
@@ -378,8 +378,8 @@ def test_a_row_run_again_for_its_logits_keeps_its_cached_keys(anchored):
     """The row before the gap runs again in a step for its logits (its K/V were cached by the prefill): the
     cache keeps the K/V it had, so the gap rows read the keys the prefill wrote whether that step runs one
     row or several (a row rounds apart alone and beside others)."""
-    from engine.anchored_step import AnchoredPredictor
-    from engine.canvas_batch import CanvasBatch
+    from engine.denoise.canvas_batch import CanvasBatch
+    from engine.families.anchored_step import AnchoredPredictor
 
     sp, tok = anchored.special, anchored.tokenizer
     canvas = [sp.bos_id] + tok.encode("def add(a, b):\n    return") + [sp.mask_id] * 6 + tok.encode("\n\nx = 1\n")
@@ -398,3 +398,51 @@ def test_a_row_run_again_for_its_logits_keeps_its_cached_keys(anchored):
     assert int(ran[0]) >= 1 and logits.shape[0] == 3  # the row before the gap ran, with the mask rows
     assert all(torch.equal(layer.k[0, :, gap - 1], m) and bool((layer.v[0, :, gap - 1] == -7.0).all())
                for layer, m in zip(predictor.kv.layers, marked))
+
+
+class _IdsReference:
+    """`engine.types.Reference` over token ids (the text a span replaces, as ids)."""
+
+    def __init__(self, ids: list[int]) -> None:
+        self.ids, self.text = ids, ""
+
+    def follows(self, written, token) -> bool:
+        return len(written) < len(self.ids) and self.ids[len(written)] == token
+
+    def alternatives(self, written) -> frozenset[int]:
+        return frozenset(self.ids[len(written) : len(written) + 1])
+
+
+def test_a_span_s_margin_is_the_base_s_preference_where_it_leaves_its_reference(anchored):
+    """With the adapter off the loop is the base's greedy decoding, so the margin can be checked against
+    transformers' Llama: at the first written token that leaves the reference, log p(written) - log p(the
+    reference's token), from the prefix plus the tokens both share."""
+    sp, tok = anchored.special, anchored.tokenizer
+    prefix = [sp.bos_id] + tok.encode("def area(w, h):\n    return")
+    canvas = prefix + [sp.mask_id] * 6 + tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id]
+    params = DenoiseParams(adapter=False, fill_after_eos=False)
+    written = anchored.infill([InfillRequest(canvas)], params)[0].spans[0].token_ids
+    other = next(t for t in range(5, 50) if t not in (written[2], sp.eos_id, sp.pad_id, sp.mask_id))
+    reference = [*written[:2], other, *written[3:]]
+    kept, left = (anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(ids),))], params)[0].spans[0]
+                  for ids in (written, reference))
+    assert kept.margin is None and left.token_ids == written  # a reference never changes what is written
+    with torch.no_grad():
+        logits = _reference_llama(anchored)(torch.tensor([prefix + written[:2]])).logits[0, -1]
+    scores = torch.log_softmax(logits.float(), -1)
+    assert left.margin == pytest.approx(float(scores[written[2]] - scores[other]), abs=1e-3)
+    assert left.margin > 0
+    # a rival text (a rule's proposal) is weighed against the reference at the same point
+    third = next(t for t in range(50, 90) if t not in (written[2], other, sp.eos_id, sp.pad_id, sp.mask_id))
+    rival = [*written[:2], third, *written[3:]]
+    weighed = anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(reference),),
+                                             span_rivals=(_IdsReference(rival),))], params)[0].spans[0]
+    assert weighed.margin == pytest.approx(left.margin, abs=1e-5)
+    assert weighed.rival_margin == pytest.approx(float(scores[third] - scores[other]), abs=1e-3)
+    # with the adapter on, drafting or one token a step: the margin comes from the same logits
+    one_a_step, drafted = (anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(reference),))], p)[0]
+                           for p in (DenoiseParams.reference().with_(fill_after_eos=False),
+                                     DenoiseParams(fill_after_eos=False)))
+    assert drafted.spans[0].token_ids == one_a_step.spans[0].token_ids
+    assert drafted.spans[0].margin is not None
+    assert drafted.spans[0].margin == pytest.approx(one_a_step.spans[0].margin, abs=1e-5)

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.anchored_step import by_width
 from engine.batcher import Batcher, BatcherConfig, QueueFull
+from engine.families.anchored_step import by_width
 
 
 @pytest.fixture(scope="module", params=["dream", "anchored"])

@@ -11,11 +11,10 @@ import pytest
 import torch
 from block_reference import block_generate, block_mask, fast_dllm_generate, network, reference_model
 
-from engine import DenoiseParams, Engine, InfillRequest
-from engine.block_layout import row_order
-from engine.loader import ModelLoadError, load
+from engine import DenoiseParams, Engine, InfillRequest, ModelLoadError
+from engine.families.block_layout import row_order
+from engine.families.registry import load, reading_suffix
 from engine.models.layers import ForwardContext
-from engine.models.registry import reading_suffix
 
 FAMILIES = ("sdar", "fast_dllm", "llada2")
 
@@ -45,52 +44,126 @@ def _prompt(engine: Engine, text: str) -> list[int]:
     return [engine.special.bos_id] + engine.tokenizer.encode(text)
 
 
+SOURCE = "import os\nimport sys\n\n\ndef main(argv):\n    for name in argv:\n        print(name)\n"
+
+
+def _fill(engine: Engine, prompt: list[int], gen: int, params: DenoiseParams) -> list[int]:
+    """What the engine writes in a gap of `gen` masks after `prompt` (the text after it is EOS alone)."""
+    m = engine.special.mask_id
+    return engine.infill([InfillRequest(prompt + [m] * gen + [engine.special.eos_id])], params)[0].spans[0].token_ids
+
+
+def _official(family: str, net, engine: Engine, prompt: list[int], gen: int, steps: int, threshold: float | None):
+    """The family's official sampler (block_reference.py) over blocks of 4, or 16 with sub-blocks of 8."""
+    m, stops = engine.special.mask_id, set(engine.special.end_ids)
+    if family == "fast_dllm":
+        return fast_dllm_generate(net, prompt, 96, 16, 8, 1.0 if threshold is None else threshold, m, stops)[:gen]
+    return block_generate(net, prompt, gen, 4, steps, threshold, m, stops, within_length=family == "llada2")
+
+
+@pytest.fixture(scope="module")
+def nets(tiny_block):
+    return {family: network(reference_model(tiny_block(family)), 16 if family == "fast_dllm" else 4)
+            for family in FAMILIES}
+
+
+# (prompt length, masks): prompts that end on a block boundary and at each offset inside a block (a partial
+# first block), and gaps that end on one and inside one (a last block the official samplers pad with masks).
+LENGTHS = {"sdar": [(n, g) for n in (8, 9, 10, 11) for g in (2, 3, 5, 6, 7, 8)],
+           "fast_dllm": [(n, g) for n in (10, 16, 21, 32) for g in (5, 11, 22, 30)]}
+LENGTHS["llada2"] = LENGTHS["sdar"]
+THRESHOLDS = {"sdar": 0.5, "llada2": 0.5, "fast_dllm": 0.2}  # the threshold rule's, against the sampler's own
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_reference_rule_is_the_official_sampler_at_every_length(family, engines, nets):
+    """SDAR's `block_diffusion_generate` (`low_confidence_static`, a step per token), LLaDA2's `generate`
+    (threshold 0.95, `min(steps, gen_length)` steps per block) and Fast-dLLM v2's `batch_sample` (threshold
+    1: one token a step, sub-blocks of 8, a block's first token from the previous block), as written in
+    block_reference.py: the engine writes the same tokens for every prompt and gap length, the last block
+    padded with masks as the official samplers pad it; and the threshold rule is the same sampler at the
+    given threshold (SDAR's `low_confidence_dynamic`)."""
+    engine, net = engines[family], nets[family]
+    reference = 0.95 if family == "llada2" else None
+    for n, gen in LENGTHS[family]:
+        prompt = _ids(engine, n)
+        expected = _official(family, net, engine, prompt, gen, 4, reference)
+        got = _fill(engine, prompt, gen, DenoiseParams.reference())
+        assert got[: len(expected)] == expected, (n, gen, got, expected)
+        dynamic = _official(family, net, engine, prompt, gen, 4, THRESHOLDS[family])
+        fast = _fill(engine, prompt, gen, DenoiseParams.fast(THRESHOLDS[family]))
+        assert fast[: len(dynamic)] == dynamic, (n, gen, fast, dynamic)
+
+
 @pytest.mark.parametrize("family", ("sdar", "llada2"))
-def test_reference_rule_is_the_official_block_sampler(family, engines, tiny_block):
-    """SDAR's `block_diffusion_generate` (JetAstra/SDAR@c2041a8 generate.py: `low_confidence_static`,
-    block 4, 4 steps; `low_confidence_dynamic` for the threshold rule) and LLaDA2's `generate`
-    (modeling_llada2_moe.py, read in yks23/Information-Gain-Sampler@f1cb636: threshold 0.95, steps =
-    block), as written in block_reference.py: the engine writes the same tokens, on prompts that end
-    mid-block and on a block boundary, and with fewer steps than tokens in a block."""
-    engine = engines[family]
-    net = network(reference_model(tiny_block(family)), 4)
+def test_reference_rule_with_fewer_steps_than_tokens_in_a_block(family, engines, nets):
+    """`DenoiseParams.reference(3)`: three steps per block of 4 commit 2, 1 and 1 tokens (SDAR's and LLaDA2's
+    `get_num_transfer_tokens`; LLaDA2 runs 2 steps of 2 for a gap of 2 tokens). Prompts whose first block
+    leaves a single mask are SDAR's `topk` quirk (block_reference.py) and left out."""
+    engine, net = engines[family], nets[family]
     threshold = 0.95 if family == "llada2" else None
-    stops = set(engine.special.end_ids)
-    for text, gen, steps in (("def add(a, b):\n    return", 13, None), ("x = 1\n", 14, None),
-                             ("import os\nfor", 18, 2)):
-        prompt = _prompt(engine, text)
-        gen += -(len(prompt) + gen) % 4  # the official sampler fills whole blocks
-        expected = block_generate(net, prompt, gen, 4, steps or 4, threshold, engine.special.mask_id, stops)
-        canvas = prompt + [engine.special.mask_id] * gen + [engine.special.eos_id]
-        got = engine.infill([InfillRequest(canvas)], DenoiseParams.reference(steps))[0].spans[0].token_ids
-        assert got[: len(expected)] == expected, (text, got, expected)
-        # The threshold rule is the same sampler at the given threshold (SDAR's `low_confidence_dynamic`).
-        dynamic = block_generate(net, prompt, gen, 4, 4, 0.5, engine.special.mask_id, stops)
-        fast = engine.infill([InfillRequest(canvas)], DenoiseParams.fast(0.5))[0].spans[0].token_ids
-        assert fast[: len(dynamic)] == dynamic, (text, fast, dynamic)
+    for n, gen in [(n, g) for n, g in LENGTHS[family] if n % 4 != 3]:
+        prompt = _ids(engine, n)
+        expected = _official(family, net, engine, prompt, gen, 3, threshold)
+        got = _fill(engine, prompt, gen, DenoiseParams.reference(3))
+        assert got[: len(expected)] == expected, (n, gen, got, expected)
 
 
-@pytest.mark.parametrize("threshold", (1.0, 0.2))
-def test_fast_dllm_rules_are_its_official_sampler(threshold, engines, tiny_block):
-    """Fast-dLLM v2's `Fast_dLLM_QwenForCausalLM.generate` (the checkpoint's modeling.py, read in
-    Satgoy152/DualDiffusion@1aeb3d4; the loop of NVlabs/Fast-dLLM v2/generation_functions.py, read in
-    NikhilSDate/Fast-dLLM@734a60d), as written in block_reference.py, at its default threshold 1 (one
-    token a step: the reference rule) and at a low one (the threshold rule): a block's first token from
-    the previous block's last logit, sub-blocks of 8 inside blocks of 32 (here of 16: prompts end
-    mid-block and on a block boundary)."""
-    engine = engines["fast_dllm"]
-    net = network(reference_model(tiny_block("fast_dllm")), 16)
-    stops = set(engine.special.end_ids)
-    params = DenoiseParams.reference() if threshold == 1.0 else DenoiseParams.fast(threshold).with_(cache="fixed")
-    on_boundary = "import os\nimport sys\nimport re\n\n\ndef main(argv):\n    for name in argv:\n"
-    for text, gen, cut in (("def add(a, b):\n    return", 20, None), (on_boundary, 30, 32),
-                           ("class A:\n    pass\n", 12, None)):
-        prompt = _prompt(engine, text)[:cut]
-        gen += -(len(prompt) + gen) % 16
-        expected = fast_dllm_generate(net, prompt, 64, 16, 8, threshold, engine.special.mask_id, stops)[:gen]
-        canvas = prompt + [engine.special.mask_id] * gen + [engine.special.eos_id]
-        got = engine.infill([InfillRequest(canvas)], params)[0].spans[0].token_ids
-        assert got[: len(expected)] == expected, (text, got, expected)
+class _Token:
+    """`engine.types.Lead`: the span starts with one given token (the text infill backs off the prefix)."""
+
+    def __init__(self, token: int) -> None:
+        self.token = token
+        self.text = "?"
+
+    def allowed(self, written) -> frozenset[int] | None:
+        return None if written else frozenset({self.token})
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_lead_is_the_end_of_the_official_prompt(family, engines, nets):
+    """A gap whose first token is its lead (infill's backed-off line break) writes what the official sampler
+    writes after the prompt that ends with that token: the lead's step counts no step of the block's
+    schedule (three steps of 2, 1 and 1 tokens here) and moves no block boundary."""
+    engine, net = engines[family], nets[family]
+    steps, threshold = (4, None) if family == "fast_dllm" else (3, 0.95 if family == "llada2" else None)
+    cases = [(32, 11), (21, 5), (16, 9)] if family == "fast_dllm" else [(9, 5), (10, 6), (12, 7), (9, 2)]
+    m, eos = engine.special.mask_id, engine.special.eos_id
+    for n, gen in cases:
+        prompt = _ids(engine, n)
+        expected = _official(family, net, engine, prompt, gen, steps, threshold)
+        canvas = prompt[:-1] + [m] * (gen + 1) + [eos]
+        request = InfillRequest(canvas, span_leads=(_Token(prompt[-1]),))
+        params = DenoiseParams.reference(None if family == "fast_dllm" else steps)
+        got = engine.infill([request], params)[0].spans[0].token_ids
+        assert got[0] == prompt[-1]
+        assert got[1 : 1 + len(expected)] == expected, (n, gen, got, expected)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_gaps_are_written_one_after_another_from_the_text_before_them(family, engines, nets):
+    """In place, a gap is the official generation of its length from the text before it (the earlier gaps
+    as written, up to their first end token) and the text after it is not read: two gaps ending inside a
+    block each write what the sampler writes from their prefix alone."""
+    engine, net = engines[family], nets[family]
+    m, eos, stops = engine.special.mask_id, engine.special.eos_id, set(engine.special.end_ids)
+    threshold = 0.95 if family == "llada2" else None
+    first, between = _ids(engine, 10 if family == "fast_dllm" else 9), engine.tokenizer.encode("\nx = ")
+    gap1, gap2 = (5, 6) if family == "fast_dllm" else (6, 3)
+    canvas = first + [m] * gap1 + between + [m] * gap2 + engine.tokenizer.encode("\nprint(x)\n") + [eos]
+    one, two = engine.infill([InfillRequest(canvas)], DenoiseParams.reference())[0].spans
+    expected1 = _official(family, net, engine, first, gap1, 4, threshold)
+    assert one.token_ids[: len(expected1)] == expected1, (one.token_ids, expected1)
+    read = next((j for j, t in enumerate(one.token_ids) if t in stops), gap1)
+    expected2 = _official(family, net, engine, first + one.token_ids[:read] + between, gap2, 4, threshold)
+    assert two.token_ids[: len(expected2)] == expected2, (two.token_ids, expected2)
+
+
+def _ids(engine: Engine, n: int) -> list[int]:
+    """A prompt of exactly `n` ids: BOS and the start of a real file."""
+    ids = _prompt(engine, SOURCE)
+    assert len(ids) >= n
+    return ids[:n]
 
 
 def _canvases(engine: Engine) -> list[InfillRequest]:
@@ -182,9 +255,9 @@ def test_by_default_the_suffix_is_not_read(engines):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_int8_weights_swap_the_fused_projections_and_leave_the_experts(family, engines, tiny_block):
-    """dtype int8 (`engine.quantize`) swaps every block's o_proj and fused gate/up (LLaDA2's dense layer's)
+    """dtype int8 (`engine.loading.quantize`) swaps every block's o_proj and fused gate/up (LLaDA2's dense layer's)
     for int8 products; a mixture's experts stay float32; the model still completes a canvas."""
-    from engine.quantize import Int8Projections
+    from engine.loading.quantize import Int8Projections
 
     engine = Engine.load(tiny_block(family), device="cpu", dtype="int8")
     layers = engine.loaded.model.model.layers
@@ -194,3 +267,20 @@ def test_int8_weights_swap_the_fused_projections_and_leave_the_experts(family, e
     assert len(dense) == (1 if family == "llada2" else len(layers))
     out = engine.infill([_canvases(engine)[0]], DenoiseParams.fast())[0]
     assert engine.special.mask_id not in out.canvas
+
+
+def test_growth_keeps_every_row_s_pads():
+    """A row's pads (after its canvas) survive another row's growth, and move with their own row's text."""
+    from engine.denoise.canvas_batch import CanvasBatch
+
+    m = 2
+    batch = CanvasBatch.build([[1, 5, m, m, 6, 0], [1, m, 7, 0]], [8, 8], m, 0, "cpu")
+    batch.widen(9)
+    batch.x[0, 6:9] = torch.tensor([m, 44, m])
+    batch.rows[0].pads = 3
+    batch.grow(1, 0, 2)
+    assert batch.x[0, :9].tolist() == [1, 5, m, m, 6, 0, m, 44, m]
+    assert batch.row_ids(1) == [1, m, m, m, 7, 0] and batch.rows[1].spans == [[1, 4]]
+    batch.grow(0, 0, 1)
+    assert batch.x[0].tolist() == [1, 5, m, m, m, 6, 0, m, 44, m]
+    assert batch.row_ids(0) == [1, 5, m, m, m, 6, 0] and int(batch.masked[0].sum()) == 3

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import Engine
-from engine.loader import ModelLoadError
+from engine import Engine, ModelLoadError
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -153,7 +153,7 @@ def test_span_without_end_token_grows(dream):
 
 def test_doc_cache_reuses_rerotated_suffix_keys(dream):
     """Layer-0 keys depend only on (token, position): the reused, re-rotated keys must equal fresh ones."""
-    from engine.doc_cache import DocKV, warm_layers
+    from engine.cache.doc_cache import DocKV, warm_layers
 
     model = dream.loaded.model
     before = canvas(dream, "import sys\n" * 6 + "def g():\n    ", 5, "\n" + "y = 2\n" * 8)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.models.registry import reading_suffix
+from engine.families.registry import reading_suffix
 
 
 @pytest.fixture(scope="module")

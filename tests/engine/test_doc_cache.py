@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from engine.doc_cache import DocCache, DocKV
+from engine.cache.doc_cache import DocCache, DocKV
 from engine.models.layers import LayerKV
 
 

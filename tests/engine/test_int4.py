@@ -1,4 +1,4 @@
-"""The `int4` kernel (engine.int4_product): a GGUF file's own 4-bit blocks on torch's int4 CPU kernel, the
+"""The `int4` kernel (engine.kernels.int4_product): a GGUF file's own 4-bit blocks on torch's int4 CPU kernel, the
 adapter's LoRA added row by row in decoding steps, text rows left to the other kernels, and prepared files
 that keep the packed codes."""
 
@@ -12,10 +12,10 @@ import torch.nn.functional as F
 from gguf.quants import dequantize, quantize
 from torch import nn
 
-from engine.block_products import Blocks
-from engine.calibration import DecodingRows, _row_invariant, decoding_call
-from engine.int4_product import Int4Product, fits, from_blocks, quantize_columns, supported
-from engine.models.projections import INT4, LINEAR, MAX_TABLE_ROWS, FusedProjections
+from engine.kernels.block_products import Blocks
+from engine.kernels.int4_product import Int4Product, fits, from_blocks, quantize_columns, supported
+from engine.kernels.projections import INT4, LINEAR, MAX_TABLE_ROWS, FusedProjections
+from engine.loading.calibrate import DecodingRows, _row_invariant, decoding_call
 
 pytestmark = pytest.mark.skipif(not supported(), reason="this torch has no CPU int4 kernel")  # torch 2.13 has it
 SIZES = (64, 32, 32)  # q, k and v rows of a fused product, 64 wide
@@ -47,7 +47,7 @@ def _product(kind: str, rank: int = 4) -> tuple[FusedProjections, list[torch.Ten
     product.attach_low_rank(downs, ups, scale=2.0)
     assert fits(parts)
     assert product.up is not None
-    product.int4 = from_blocks(parts, product.up * product.scale)  # as engine.int4_product.attach_int4
+    product.int4 = from_blocks(parts, product.up * product.scale)  # as engine.loading.quantize.attach_int4
     product.mixed = (LINEAR,) * MAX_TABLE_ROWS
     product.set_kernels((INT4,) * MAX_TABLE_ROWS)
     return product, downs, ups

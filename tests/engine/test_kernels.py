@@ -12,7 +12,18 @@ import torch
 import torch.nn.functional as F
 
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.calibration import (
+from engine.denoise.drafting import DraftPolicy, Plan
+from engine.kernels.projections import (
+    BF16,
+    COLUMNS,
+    HALF,
+    KERNELS,
+    LINEAR,
+    LOW,
+    MAX_TABLE_ROWS,
+    MAX_WIDE_ROWS,
+)
+from engine.loading.calibrate import (
     UNMEASURED,
     Calibration,
     _row_cost,
@@ -23,10 +34,8 @@ from engine.calibration import (
     measure,
     steady_rows,
 )
-from engine.drafting import DraftPolicy, Plan
 from engine.models.anchored import GapAdapt
 from engine.models.layers import DOWN, GATE_UP, OUT, QKV, Projections
-from engine.models.projections import BF16, COLUMNS, HALF, KERNELS, LINEAR, LOW, MAX_TABLE_ROWS, MAX_WIDE_ROWS
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +126,7 @@ def test_wide_bfloat16_calls_run_in_pieces_that_keep_each_row_s_bits(anchored):
                           wide=BF16, steady_rows=found or {products[0].shape_key: 32})
     assert Calibration.from_json(json.loads(json.dumps(asdict(calibration)))) == calibration
     model = copy.deepcopy(anchored.loaded.model)
-    calibration.apply(model, half=True)
+    calibration.apply(model.products(), half=True)
     for p in model.products():
         assert p.wide == BF16 and p.steady_rows == calibration.steady_rows.get(p.shape_key, 0)
         x = torch.randn(1, 150, p.weight.shape[1])
@@ -135,7 +144,7 @@ def test_wide_bfloat16_calls_run_in_pieces_that_keep_each_row_s_bits(anchored):
                 pieces = torch.cat([p.product(x[:, i : i + p.steady_rows], p.width)
                                     for i in range(0, 150, p.steady_rows)], 1)
             assert torch.equal(whole, pieces)
-    calibration.apply(model, half=False)
+    calibration.apply(model.products(), half=False)
     assert all(p.steady_rows == 0 for p in model.products())
 
 
@@ -159,7 +168,7 @@ def test_a_measurement_gives_a_kernel_table_per_shape_and_a_row_cost(anchored):
     decoding = next(iter(found.kernels.values()))[0]
     assert found.wide in (LINEAR, COLUMNS) or (found.wide == decoding and decoding in LOW)
     exact = copy.deepcopy(model)
-    replace(found, wide=decoding if decoding in LOW else found.wide).apply(exact, half=False)
+    replace(found, wide=decoding if decoding in LOW else found.wide).apply(exact.products(), half=False)
     assert all(p.wide in (LINEAR, COLUMNS) for p in exact.products())  # an exact load keeps float32 prefills
 
 
@@ -265,7 +274,7 @@ def test_a_block_product_multiplies_by_the_file_s_own_weights(kind):
     import numpy as np
     from gguf.quants import dequantize, quantize
 
-    from engine.block_products import BlockProduct, Blocks, available
+    from engine.kernels.block_products import BlockProduct, Blocks, available
 
     if not available():
         pytest.skip("onnxruntime is an optional dependency of the CPU kernels")  # installed by `make setup`

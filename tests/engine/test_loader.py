@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from engine import Engine, ModelLoadError
-from engine.loader import load
+from engine.families.registry import load
 
 
 def copy(src, tmp_path):

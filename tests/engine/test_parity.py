@@ -8,7 +8,7 @@ import torch
 from safetensors.torch import load_file
 from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
-from engine.loader import load
+from engine.families.registry import load
 from engine.models.llada import checkpoint_names
 
 

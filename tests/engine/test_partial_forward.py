@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.canvas_batch import query_positions
+from engine.denoise.canvas_batch import query_positions
 from tests.support.checkpoints import layer0_keys
 
 

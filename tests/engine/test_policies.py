@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.policies import end_run
+from engine.denoise.policies import end_run
 
 M, E, PAD = 99, 0, 98  # mask, end of text, a second end id (pad)
 ENDS = frozenset({E, PAD})

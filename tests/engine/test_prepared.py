@@ -1,15 +1,15 @@
-"""Prepared weights (`engine.prepared`): a load keeps what it built, the next maps it and computes the same."""
+"""Prepared weights (`engine.loading.prepared`): a load keeps what it built, the next maps it and computes the same."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-import engine.anchored_load
-import engine.loader
+import engine.families.anchored_load
+import engine.loading.build
 from engine import DenoiseParams, Engine, InfillRequest
-from engine.calibration import Calibration
-from engine.models.projections import HALF, LINEAR, MAX_TABLE_ROWS
+from engine.kernels.projections import HALF, LINEAR, MAX_TABLE_ROWS
+from engine.loading.calibrate import Calibration
 
 
 def _half_everywhere(model) -> Calibration:
@@ -24,7 +24,7 @@ def _half_everywhere(model) -> Calibration:
 def calibrated(monkeypatch, tmp_path):
     """Loads in a fresh cache folder, calibrated as the bundled model is on this CPU."""
     monkeypatch.setenv("DCOMPLETE_CACHE", str(tmp_path))
-    monkeypatch.setattr(engine.loader, "calibration_for", lambda model, device: _half_everywhere(model))
+    monkeypatch.setattr(engine.loading.build, "calibration_for", lambda model, device: _half_everywhere(model))
     return tmp_path
 
 
@@ -42,7 +42,7 @@ def test_a_second_load_maps_what_the_first_built_and_writes_the_same(tiny_anchor
     def no_build(*args, **kwargs):
         raise AssertionError("the prepared file was not used")
 
-    monkeypatch.setattr(engine.anchored_load, "build_anchored", no_build)
+    monkeypatch.setattr(engine.families.anchored_load, "build_anchored", no_build)
     mapped = Engine.load(tiny_anchored, device="cpu")
     for ours, theirs in zip(mapped.loaded.model.products(), built.loaded.model.products()):
         assert ours.kernels == theirs.kernels
@@ -69,8 +69,8 @@ def test_a_changed_adapter_is_not_served_from_the_old_file(tiny_anchored, calibr
 
     from safetensors.torch import save_file
 
-    from engine.anchored_load import ADAPTER_FILE
-    from engine.checkpoint import read_safetensors
+    from engine.families.anchored_load import ADAPTER_FILE
+    from engine.loading.checkpoint import read_safetensors
 
     folder = tmp_path_factory.mktemp("changed") / "model"
     shutil.copytree(tiny_anchored, folder)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from transformers import AutoTokenizer
 
-from engine.gguf_base import base_folder
-from engine.loader import DEFAULT_MODEL_DIR
-from engine.tokenizer import FastTokenizer
+from engine.loading.folders import DEFAULT_MODEL_DIR
+from engine.loading.gguf_base import base_folder
+from engine.loading.tokenizer import FastTokenizer
 
-SOURCES = [Path(__file__).read_text(), (Path(__file__).parents[2] / "engine" / "denoise.py").read_text(),
+SOURCES = [Path(__file__).read_text(), (Path(__file__).parents[2] / "engine" / "denoise" / "loop.py").read_text(),
            "déjà vu: 'naïve' café — ünïcode\ttabs\n\n\r\n  spaces   ", "<|im_start|>x<|im_end|>"]
 
 

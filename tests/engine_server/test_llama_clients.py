@@ -17,7 +17,7 @@ import yaml
 from engine import DenoiseParams
 from infill import fill, plan_completion
 from tests.engine_server import client_requests as clients
-from tests.engine_server import readme_configs
+from tests.engine_server import doc_configs
 from tests.support.engine_process import EngineProcess
 
 LINES = [
@@ -42,13 +42,13 @@ CHUNK = clients.llama_vim_chunk(["def helper(a, b):", "    return a + b", "", "T
 
 
 def llama_vim_endpoint(server: EngineProcess) -> str:
-    config = readme_configs.block("llama.vim")
-    return readme_configs.at(re.search(r"'endpoint_fim': '([^']+)'", config).group(1), server.url)
+    config = doc_configs.block("llama.vim")
+    return doc_configs.at(re.search(r"'endpoint_fim': '([^']+)'", config).group(1), server.url)
 
 
 def llama_vscode_endpoint(server: EngineProcess) -> str:
-    config = json.loads(readme_configs.block("llama.vscode"))
-    return readme_configs.at(config["llama-vscode.endpoint"].rstrip("/"), server.url) + "/infill"
+    config = json.loads(doc_configs.block("llama.vscode"))
+    return doc_configs.at(config["llama-vscode.endpoint"].rstrip("/"), server.url) + "/infill"
 
 
 def infill(server: EngineProcess, body: dict, url: str | None = None) -> httpx.Response:
@@ -115,9 +115,9 @@ def test_llama_vscode_warm_up_and_three_completions(server):
 ])
 def test_continue_streams_what_the_engine_writes_inside_its_fim_prompt(server, local, tiny_anchored, config, path,
                                                                        body, text_of):
-    [model] = yaml.safe_load(readme_configs.block("Continue", config))["models"]
+    [model] = yaml.safe_load(doc_configs.block("Continue", config))["models"]
     assert model["roles"] == ["autocomplete"] and model["provider"] == ("llama.cpp", "openai")[config]
-    url = readme_configs.at(model["apiBase"].rstrip("/") + "/" + path, server.url)  # Continue adds the "/"
+    url = doc_configs.at(model["apiBase"].rstrip("/") + "/" + path, server.url)  # Continue adds the "/"
     name = str(tiny_anchored) if model["model"] == "default" else model["model"]  # "the --model you gave"
     prefix = "\n".join(LINES[:CURSOR[0]]) + "\n" + LINES[CURSOR[0]]
     suffix = "\n" + "\n".join(LINES[CURSOR[0] + 1:]) + "\n"

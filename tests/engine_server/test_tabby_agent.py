@@ -19,7 +19,7 @@ import pytest
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from tests.engine_server import readme_configs
+from tests.engine_server import doc_configs
 from tests.support import tabby_agent
 from tests.support.engine_process import EngineProcess
 
@@ -94,10 +94,10 @@ def test_the_engine_answers_as_tabby_s_schema_says(engine):
 async def test_tabby_agent_over_stdio_returns_the_engine_s_completion(engine, tabby_agent_script, tmp_path):
     process, _ = engine
     home = tmp_path / "home"
-    config = readme_configs.block("Tabby's plugins (tabby-agent)")
+    config = doc_configs.block("Tabby's plugins (tabby-agent)")
     parsed = tomllib.loads(config)
     assert parsed["anonymousUsageTracking"] == {"disable": True}  # nothing but the engine is contacted
-    config = config.replace(parsed["server"]["endpoint"], readme_configs.at(parsed["server"]["endpoint"], process.url))
+    config = config.replace(parsed["server"]["endpoint"], doc_configs.at(parsed["server"]["endpoint"], process.url))
     tabby_agent.write_config(home, config.replace(parsed["server"]["token"], TOKEN))
     async with httpx.AsyncClient(timeout=120) as http:  # the segments the agent sends for a new document
         expected = (await http.post(process.url + "/v1/completions", headers={"Authorization": f"Bearer {TOKEN}"},

@@ -1,5 +1,5 @@
 """Protocol fuzzing against the real `dcomplete serve` over stdio (the short run; the long one is
-`python tests/fuzz/run.py --messages 10000 --seed S`, figures in the README).
+`python tests/fuzz/run.py --messages 10000 --seed S`, figures in docs/figures.md).
 
 About 1,000 seeded messages, valid and hostile, with one 10 MB document; see fuzz_driver for the
 properties. The seed is in the failure message, and the same seed sends the same bytes.

@@ -1,5 +1,5 @@
 """Memory and load against the real server (the short run; `python tests/fuzz/load.py --requests 5000
---documents 200` is the long one, figures in the README)."""
+--documents 200` is the long one, figures in docs/figures.md)."""
 
 from __future__ import annotations
 

@@ -148,3 +148,32 @@ def test_a_result_that_ends_by_opening_a_block_is_blamed_at_its_end() -> None:
     assert check.added > 0 and check.where == (0,)
     assert blamed_offset(opener, 0, rust) == len(opener)
     assert blamed_offset("let x = (1;", 8, rust) == 8
+
+
+def test_a_result_that_unbinds_a_name_is_retried_from_its_end_with_the_end_banned(engine: Engine) -> None:
+    """A result that parses but no longer binds a name read below wrote nothing wrong in itself: its retry
+    keeps every token it wrote and may not end there (repair.scope_check blames the end of its text)."""
+    from engine import InfillResult, Span
+
+    text = "def f(box):\n    width = box[2] - box[0]\n    return width\n"
+    spot = plan_regenerate(text, 2, 2, "python", tokenizer=engine.tokenizer)
+    document = _Document(FillJob(text, (spot,), "python"), engine, FillOptions())
+    request = document.first_request()
+    mask, ends = engine.special.mask_id, frozenset({engine.special.eos_id, engine.special.pad_id})
+    start, room = request.canvas.index(mask), request.canvas.count(mask)
+    (slot,) = document.canvas.slots
+    written = list(engine.tokenizer.encode(slot.lead + "    print(box)\n", add_special_tokens=False))
+    span = written + [engine.special.eos_id] * (room - len(written))
+    document.absorb(InfillResult(request.canvas[:start] + span + request.canvas[start + room :],
+                                 [Span(start, start + room, span)]))
+    (attempt,) = document.attempts
+    assert attempt.check.unbound and attempt.check.unbound[0] is not None
+    assert attempt.check.unbound[0].name == "width" and attempt.check.where == (len("    print(box)\n"),)
+    assert document.wants_retry()
+    retry = document.retry_request()
+    assert retry.canvas[: start + len(written)] == request.canvas[:start] + written  # what it wrote stays
+    assert retry.canvas[start + len(written)] == mask
+    (lead,) = retry.span_leads
+    assert isinstance(lead, BanLead) and lead.banned == ends
+    first = lead.allowed([])
+    assert first is not None and not first & ends

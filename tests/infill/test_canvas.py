@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.loader import SpecialTokens
+from engine import SpecialTokens
 from infill.canvas import START_GRID, ContextOverflow, build_canvas, instruction_header
 from infill.spots import Spot
 from tests.support.checkpoints import tiny_tokenizer

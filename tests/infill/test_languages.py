@@ -77,6 +77,8 @@ def test_every_fixture_parses_and_every_language_has_one() -> None:
 
 @pytest.mark.parametrize("spec", [s for s in LANGUAGES.values() if s.has_grammar], ids=lambda s: s.id)
 def test_rows_name_node_types_their_grammar_has(spec: object) -> None:
+    import tree_sitter
+
     language = spec.language
     for field in ("statements", "strings", "comments", "containers"):
         for kind in getattr(spec, field):
@@ -84,9 +86,12 @@ def test_rows_name_node_types_their_grammar_has(spec: object) -> None:
     if not spec.line_only:
         assert spec.function_patterns, spec.id
     for pattern in spec.function_patterns:
-        import tree_sitter
-
         tree_sitter.Query(language, f'({pattern} (#match? @name "x"))')
+    if spec.scoping is not None:
+        for field in ("names", "patterns", "functions", "blocks", "closed"):
+            for kind in getattr(spec.scoping, field):
+                assert language.id_for_node_kind(kind, True) is not None, f"{spec.id}.scoping.{field}: {kind}"
+        tree_sitter.Query(language, spec.scoping.bindings)
 
 
 @pytest.mark.parametrize(("name", "statement", "body", "closer"), CASES, ids=IDS)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from engine.loader import SpecialTokens
+from engine import SpecialTokens
 from infill.canvas import Slot
 from infill.languages import get_language
 from infill.postprocess import (

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
+from infill.holes import find_holes
 from infill.languages import get_language
 from infill.parsing import first_error, python_first_error
 from infill.repair import baseline, check_filled, neutral_text
@@ -175,3 +178,58 @@ def test_a_brace_block_missing_its_opener_or_closer_at_the_cursor_counts_as_a_fi
         (kept,), notes = settle(text, [fill], baseline(text, spec, spot), spec)
         assert kept == fill and notes == [], (spec.id, line)
         assert first_error(apply_edits(text, [fill]), spec) is None
+
+
+def test_each_hole_marker_of_a_file_may_stand_for_a_different_line() -> None:
+    """One marker is a body's only statement, the other the opener of the body below it: no one stand-in
+    makes the file parse, so it counted as broken and was judged by tree-sitter, which takes an `if s:`
+    without a body; Python does not (issue 41: a file that does not parse was written)."""
+    text = "def f(s):\n    # <|hole|>\n\n\ndef g(s):\n    # <|hole|>\n        return 1\n    return 2\n"
+    spots = find_holes(text, PYTHON)
+    original = baseline(text, PYTHON, spots)
+    assert original.parses
+    opened = [Edit(spot.start, spot.end, "if s:", ()) for spot in spots]
+    assert not PYTHON.parse(apply_edits(text, opened)).root_node.has_error  # what tree-sitter accepted
+    kept, notes = settle(text, opened, original, PYTHON)  # the first marker left, the file does not parse
+    assert kept == [None, None] and notes == [f"line 2: {DROPPED}", f"line 6: {DROPPED}"]
+    good = [Edit(spots[0].start, spots[0].end, "return s", ()), opened[1]]
+    kept, notes = settle(text, good, original, PYTHON)
+    assert kept == good and notes == []
+    ast.parse(apply_edits(text, good))
+
+
+@pytest.mark.parametrize(("marked", "good", "bad"), [
+    # a loop header and the `if` inside it, the body two levels below the marker, an `elif` one level below
+    ("def f(xs):\n    n = 0\n    # <|hole|>\n            n += 1\n        elif x < 0:\n            n -= 1\n    return n\n",
+     "for x in xs:\n        if x > 0:", "for x in xs:"),
+    # a dict's entries and its closing brace
+    ("def f():\n    table = {\n        # <|hole|>\n    return table\n", '"a": 1,\n    }', '"a": 1,'),
+])
+def test_a_hole_marker_in_place_of_several_lines_counts_as_a_file_that_parses(marked: str, good: str, bad: str) -> None:
+    spots = find_holes(marked, PYTHON)
+    assert first_error(neutral_text(marked, spots, PYTHON) or "", PYTHON) is not None  # no single line will do
+    original = baseline(marked, PYTHON, spots)
+    assert original.parses
+    (kept,), notes = settle(marked, [Edit(spots[0].start, spots[0].end, bad, ())], original, PYTHON)
+    assert kept is None and notes == [f"line {marked.count(chr(10), 0, spots[0].start) + 1}: {DROPPED}"]
+    whole = Edit(spots[0].start, spots[0].end, good, ())
+    (kept,), notes = settle(marked, [whole], original, PYTHON)
+    assert kept == whole and notes == []
+    ast.parse(apply_edits(marked, [whole]))
+
+
+def test_a_brace_hole_may_stand_for_two_closers() -> None:
+    text = "function f(xs) {\n  for (const x of xs) {\n    if (x) {\n      g(x);\n  // <|hole|>\n  return 0;\n}\n"
+    spots = find_holes(text, JAVASCRIPT)
+    original = baseline(text, JAVASCRIPT, spots)
+    assert original.parses
+    (kept,), notes = settle(text, [Edit(spots[0].start, spots[0].end, "}", ())], original, JAVASCRIPT)
+    assert kept is None and notes == [f"line 5: {DROPPED}"]
+    both = Edit(spots[0].start, spots[0].end, "  }\n  }", ())
+    (kept,), _ = settle(text, [both], original, JAVASCRIPT)
+    assert kept == both and first_error(apply_edits(text, [both]), JAVASCRIPT) is None
+
+
+def test_a_file_broken_apart_from_its_hole_stays_judged_by_its_error_count() -> None:
+    text = "def f(s):\n    # <|hole|>\n\n\nprint(f(1)\n"
+    assert not baseline(text, PYTHON, find_holes(text, PYTHON)).parses

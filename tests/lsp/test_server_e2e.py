@@ -96,6 +96,7 @@ async def test_initialize_announces_every_provider(server: Session) -> None:
         "dcomplete.fillHoles",
         "dcomplete.refactorSelection",
         "dcomplete.accepted",
+        "dcomplete.acceptedInlineEdit",
     }
     assert capabilities.position_encoding == types.PositionEncodingKind.Utf16
     sync = capabilities.text_document_sync

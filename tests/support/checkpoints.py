@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from safetensors.torch import save_file
 
-from engine.checkpoint import save_checkpoint
+from engine.loading.checkpoint import save_checkpoint
 from engine.models.dream import DreamConfig, DreamModel
 from engine.models.layers import apply_rotary, rotary_tables
 from engine.models.llada import checkpoint_names

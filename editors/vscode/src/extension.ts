@@ -23,6 +23,7 @@ import {
   regenerateArgs,
   wholeLineRange,
 } from "./commandArgs";
+import { NextEditController } from "./nextEditController";
 import { RestartBudget } from "./restartPolicy";
 import { buildServerCommand, describeCommandLine } from "./serverCommand";
 import {
@@ -44,12 +45,14 @@ import {
 } from "./status";
 
 const SECTION = "dcomplete";
+const ATTACHED_SCHEMES = ["file", "untitled"];
 
 let client: LanguageClient | undefined;
 let statusItem: vscode.StatusBarItem;
 let output: vscode.LogOutputChannel;
 let serverStatus: ServerStatus = {};
 let clientState: ClientState = "stopped";
+let attachedLanguages: ReadonlySet<string> = new Set();
 const restarts = new RestartBudget();
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -66,6 +69,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("dcomplete.editor.refactorSelection", refactorSelection),
     vscode.commands.registerCommand("dcomplete.editor.restartServer", restartServer),
     vscode.workspace.onDidChangeConfiguration(onConfigurationChanged),
+    new NextEditController({
+      client: () => client,
+      attached: (document) =>
+        ATTACHED_SCHEMES.includes(document.uri.scheme) && attachedLanguages.has(document.languageId),
+      runServerCommand: executeOnServer,
+      output,
+      gutterIcon: vscode.Uri.joinPath(context.extensionUri, "media", "next-edit.svg"),
+    }),
   );
   await startClient();
 }
@@ -104,11 +115,9 @@ async function startClient(): Promise<void> {
   const serverOptions: ServerOptions = { command: line.command, args: line.args };
   const settings = readSettings();
   const languages = settings.languages ?? DEFAULT_LANGUAGES;
+  attachedLanguages = new Set(languages);
   const clientOptions: LanguageClientOptions = {
-    documentSelector: languages.flatMap((language) => [
-      { scheme: "file", language },
-      { scheme: "untitled", language },
-    ]),
+    documentSelector: languages.flatMap((language) => ATTACHED_SCHEMES.map((scheme) => ({ scheme, language }))),
     initializationOptions: initializationOptions(settings),
     outputChannel: output,
     errorHandler: {

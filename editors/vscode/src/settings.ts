@@ -21,13 +21,33 @@ export interface ServerSettings {
   contextTokens?: number;
   contextFiles?: string[];
   languages?: string[];
+  nextEdit?: NextEditServerSettings;
 }
 
-/** Configuration keys (below `dcomplete.`) that are forwarded to the server unchanged in name. */
+export type Aggressiveness = "low" | "medium" | "high";
+export const AGGRESSIVENESS: readonly Aggressiveness[] = ["low", "medium", "high"];
+
+/** The `nextEdit` settings the server reads. */
+export interface NextEditServerSettings {
+  enabled?: boolean;
+  aggressiveness?: Aggressiveness;
+}
+
+/** `dcomplete.nextEdit.*`: the server's part, and the client's own wait after the last keystroke. */
+export interface NextEditSettings {
+  enabled: boolean;
+  aggressiveness: Aggressiveness;
+  debounceMs: number;
+}
+
+export const NEXT_EDIT_DEFAULTS: NextEditSettings = { enabled: true, aggressiveness: "medium", debounceMs: 500 };
+const MAX_NEXT_EDIT_DEBOUNCE_MS = 5000;
+
 /** Every language the server has a grammar for (package.json's default for `dcomplete.languages`; the server
  * announces the same list; tests/editors/test_vscode.py keeps the three equal). */
 export const DEFAULT_LANGUAGES = ["python", "javascript", "javascriptreact", "typescript", "tsx", "typescriptreact", "java", "go", "rust", "c", "cpp", "csharp", "cs", "ruby", "php", "bash", "sh", "shellscript", "lua", "json", "jsonc", "yaml", "toml"];
 
+/** Configuration keys (below `dcomplete.`) that are forwarded to the server unchanged in name. */
 export const SERVER_SETTING_KEYS = [
   "model",
   "device",
@@ -45,6 +65,7 @@ export const SERVER_SETTING_KEYS = [
   "contextTokens",
   "contextFiles",
   "languages",
+  "nextEdit",
 ] as const;
 
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
@@ -83,6 +104,11 @@ export function toServerSettings(read: ConfigReader): { settings: ServerSettings
     if (key === "device" && value === "auto") {
       continue;
     }
+    if (key === "nextEdit") {
+      const { enabled, aggressiveness } = nextEditSettings(value, problems);
+      settings[key] = { enabled, aggressiveness };
+      continue;
+    }
     settings[key] = value;
   }
   return { settings: settings as ServerSettings, problems };
@@ -102,6 +128,10 @@ function checkValue(key: ServerSettingKey, value: unknown): string | undefined {
       return isStringList(value) ? undefined : `dcomplete.${key} must be a list of language ids, got ${show(value)}`;
     case "contextFiles":
       return isStringList(value) ? undefined : `dcomplete.${key} must be a list of glob patterns, got ${show(value)}`;
+    case "nextEdit":
+      return typeof value === "object" && !Array.isArray(value)
+        ? undefined
+        : `dcomplete.${key} must be an object, got ${show(value)}`;
     case "threshold":
       return typeof value === "number" && value > 0 && value <= 1
         ? undefined
@@ -115,6 +145,33 @@ function checkValue(key: ServerSettingKey, value: unknown): string | undefined {
       }
       return undefined;
   }
+}
+
+/**
+ * `dcomplete.nextEdit` (VS Code hands the `nextEdit.*` settings over as one object). Each key is checked
+ * on its own: a bad one is reported in `problems` and takes its default. `debounceMs` is the client's:
+ * it waits that long after the last change before it asks (the server then answers at once).
+ */
+export function nextEditSettings(value: unknown, problems: string[] = []): NextEditSettings {
+  const settings = { ...NEXT_EDIT_DEFAULTS };
+  if (typeof value !== "object" || value === null) return settings;
+  const raw = value as Record<string, unknown>;
+  const bad = (key: string, want: string) => problems.push(`dcomplete.nextEdit.${key} must be ${want}, got ${show(raw[key])}`);
+  if (raw.enabled !== undefined && raw.enabled !== null) {
+    if (typeof raw.enabled === "boolean") settings.enabled = raw.enabled;
+    else bad("enabled", "true or false");
+  }
+  if (raw.aggressiveness !== undefined && raw.aggressiveness !== null) {
+    const level = AGGRESSIVENESS.find((name) => name === raw.aggressiveness);
+    if (level) settings.aggressiveness = level;
+    else bad("aggressiveness", `one of ${AGGRESSIVENESS.join(", ")}`);
+  }
+  if (raw.debounceMs !== undefined && raw.debounceMs !== null) {
+    const ms = raw.debounceMs;
+    if (typeof ms === "number" && Number.isInteger(ms) && ms >= 0 && ms <= MAX_NEXT_EDIT_DEBOUNCE_MS) settings.debounceMs = ms;
+    else bad("debounceMs", `an integer from 0 to ${MAX_NEXT_EDIT_DEBOUNCE_MS}`);
+  }
+  return settings;
 }
 
 function isStringList(value: unknown): boolean {

@@ -1,9 +1,11 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
 import {
+  NEXT_EDIT_DEFAULTS,
   affectsServerCommand,
   affectsServerSettings,
   initializationOptions,
+  nextEditSettings,
   toServerSettings,
 } from "../src/settings";
 
@@ -66,4 +68,35 @@ test("server command settings restart, model settings only notify", () => {
   assert.equal(affectsServerCommand(touched(["dcomplete.steps"])), false);
   assert.equal(affectsServerSettings(touched(["dcomplete.steps"])), true);
   assert.equal(affectsServerSettings(touched(["editor.fontSize"])), false);
+});
+
+test("next edit settings reach the server without the client's own wait", () => {
+  const { settings, problems } = toServerSettings(reader({ nextEdit: { enabled: true, aggressiveness: "high", debounceMs: 300 } }));
+  assert.deepEqual(settings, { nextEdit: { enabled: true, aggressiveness: "high" } });
+  assert.deepEqual(problems, []);
+  assert.deepEqual(nextEditSettings({ enabled: false, aggressiveness: "low", debounceMs: 0 }), {
+    enabled: false,
+    aggressiveness: "low",
+    debounceMs: 0,
+  });
+  assert.deepEqual(nextEditSettings(undefined), NEXT_EDIT_DEFAULTS);
+  assert.deepEqual(NEXT_EDIT_DEFAULTS, { enabled: true, aggressiveness: "medium", debounceMs: 500 });
+});
+
+test("a bad next edit setting is reported by name and takes its default, the others stay", () => {
+  const { settings, problems } = toServerSettings(reader({ nextEdit: { enabled: "yes", aggressiveness: "high", debounceMs: 9000 } }));
+  assert.deepEqual(settings, { nextEdit: { enabled: true, aggressiveness: "high" } });
+  assert.deepEqual(problems, [
+    'dcomplete.nextEdit.enabled must be true or false, got "yes"',
+    "dcomplete.nextEdit.debounceMs must be an integer from 0 to 5000, got 9000",
+  ]);
+  const more: string[] = [];
+  assert.deepEqual(nextEditSettings({ aggressiveness: "max", debounceMs: 9000 }, more), NEXT_EDIT_DEFAULTS);
+  assert.deepEqual(more, [
+    'dcomplete.nextEdit.aggressiveness must be one of low, medium, high, got "max"',
+    "dcomplete.nextEdit.debounceMs must be an integer from 0 to 5000, got 9000",
+  ]);
+  assert.deepEqual(toServerSettings(reader({ nextEdit: "on" })).problems, ['dcomplete.nextEdit must be an object, got "on"']);
+  const touched = (section: string) => section === "dcomplete.nextEdit";
+  assert.equal(affectsServerSettings(touched), true);
 });

@@ -15,6 +15,15 @@ M.LANGUAGES = {
 ---@field next string|false
 ---@field prev string|false
 
+---@class dcomplete.NextEditKeymaps
+---@field jump_or_apply string|false
+---@field dismiss string|false
+
+---@class dcomplete.NextEditOptions
+---@field enabled boolean Ask the server for next edits after edits outside insert mode.
+---@field debounce_ms integer Quiet time after an edit burst before asking.
+---@field keymaps dcomplete.NextEditKeymaps Normal-mode keys; false disables one.
+
 ---@class dcomplete.Config
 ---@field cmd string[] Command that starts the server over stdio.
 ---@field filetypes string[] Filetypes the server is started for.
@@ -23,6 +32,7 @@ M.LANGUAGES = {
 ---@field root_markers string[] Files that mark a project root (the server's root_dir).
 ---@field debounce_ms integer Client-side wait of the extmark renderer before it asks for a completion.
 ---@field keymaps dcomplete.Keymaps Insert-mode keys; false disables one.
+---@field next_edit dcomplete.NextEditOptions
 
 ---@return dcomplete.Config
 function M.defaults()
@@ -40,6 +50,11 @@ function M.defaults()
       dismiss = '<C-]>',
       next = '<M-]>',
       prev = '<M-[>',
+    },
+    next_edit = {
+      enabled = true,
+      debounce_ms = 300,
+      keymaps = { jump_or_apply = '<Tab>', dismiss = '<Esc>' },
     },
   }
 end
@@ -62,6 +77,27 @@ local function check(ok, message)
   if not ok then
     error('dcomplete.setup: ' .. message, 0)
   end
+end
+
+local function check_keymaps(keymaps, known, field, what)
+  check(type(keymaps) == 'table', ('`%s` must be a table of keys'):format(field))
+  for name, lhs in pairs(keymaps) do
+    check(known[name] ~= nil, ('unknown %s `%s`'):format(what, tostring(name)))
+    check(lhs == false or (type(lhs) == 'string' and lhs ~= ''), ('%s `%s` must be a key or false'):format(what, name))
+  end
+end
+
+local function check_next_edit(options, known)
+  check(type(options) == 'table', '`next_edit` must be a table')
+  for key in pairs(options) do
+    check(known[key] ~= nil, ('unknown option `next_edit.%s`'):format(tostring(key)))
+  end
+  check(type(options.enabled) == 'boolean', '`next_edit.enabled` must be true or false')
+  check(
+    type(options.debounce_ms) == 'number' and options.debounce_ms >= 0,
+    '`next_edit.debounce_ms` must be a number >= 0'
+  )
+  check_keymaps(options.keymaps, known.keymaps, 'next_edit.keymaps', 'next_edit keymap')
 end
 
 --- Merges user options over the defaults; a bad option raises one error naming it.
@@ -92,10 +128,8 @@ function M.resolve(opts)
     type(config.debounce_ms) == 'number' and config.debounce_ms >= 0,
     '`debounce_ms` must be a number >= 0'
   )
-  for name, lhs in pairs(config.keymaps) do
-    check(known.keymaps[name] ~= nil, ('unknown keymap `%s`'):format(tostring(name)))
-    check(lhs == false or (type(lhs) == 'string' and lhs ~= ''), ('keymap `%s` must be a key or false'):format(name))
-  end
+  check_keymaps(config.keymaps, known.keymaps, 'keymaps', 'keymap')
+  check_next_edit(config.next_edit, known.next_edit)
   return config
 end
 

@@ -57,6 +57,18 @@ local function check_languages(client, config)
   end
 end
 
+--- Whether next edits can show: the server answers copilotInlineEdit and neither side turned them off.
+local function check_next_edits(client, config)
+  local next_edit = require('dcomplete.next_edit')
+  if not next_edit.announced(client) then
+    vim.health.info('the server does not answer next edits (textDocument/copilotInlineEdit; an older dcomplete?)')
+  elseif next_edit.turned_off(config) then
+    vim.health.info('next edits are off (next_edit.enabled / settings.nextEdit.enabled)')
+  else
+    vim.health.ok('next edits on (textDocument/copilotInlineEdit), asked ' .. config.next_edit.debounce_ms .. ' ms after an edit')
+  end
+end
+
 local function check_clients(config)
   local clients = vim.lsp.get_clients({ name = require('dcomplete.server').NAME })
   if #clients == 0 then
@@ -78,6 +90,7 @@ local function check_clients(config)
       vim.health.warn(line .. ', but it does not advertise inlineCompletionProvider')
     end
     check_languages(client, config)
+    check_next_edits(client, config)
   end
 end
 

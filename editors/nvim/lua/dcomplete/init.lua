@@ -1,7 +1,9 @@
 --- dcomplete: inline completion and infill from the dcomplete language server.
 ---
---- require('dcomplete').setup({ cmd = {...}, filetypes = {...}, renderer = 'auto', settings = {...}, keymaps = {...} })
+--- require('dcomplete').setup({ cmd = {...}, filetypes = {...}, renderer = 'auto', settings = {...}, keymaps = {...},
+---   next_edit = {...} })
 local config_mod = require('dcomplete.config')
+local next_edit = require('dcomplete.next_edit')
 local server = require('dcomplete.server')
 
 local M = {}
@@ -62,6 +64,27 @@ function M.visible(bufnr)
   bufnr = bufnr or current_buf()
   local r = renderer(bufnr)
   return r ~= nil and r.visible(bufnr)
+end
+
+--- Next edit (normal mode): moves the cursor to the shown edit; with the cursor there, applies it and asks
+--- for the next. Returns false when none is shown.
+function M.next_edit_jump_or_apply()
+  return next_edit.jump_or_apply(current_buf())
+end
+
+--- Hides the shown next edit; false when none is shown.
+function M.next_edit_dismiss()
+  return next_edit.dismiss(current_buf())
+end
+
+--- Asks the server for a next edit at the cursor now, without waiting for an edit.
+function M.next_edit_request()
+  return next_edit.request(current_buf())
+end
+
+--- Whether a next edit is shown in `bufnr` (default: current buffer).
+function M.next_edit_visible(bufnr)
+  return next_edit.shown(bufnr or current_buf()) ~= nil
 end
 
 --- Name of the renderer serving `bufnr`, or nil when dcomplete is not attached there.
@@ -140,6 +163,9 @@ local function on_attach(bufnr)
   renderer_of[bufnr] = name
   require('dcomplete.render.' .. name).attach(bufnr, config)
   set_keymaps(bufnr)
+  if config.next_edit.enabled then
+    next_edit.attach(bufnr, config)
+  end
 end
 
 ---@param opts table|nil
@@ -169,6 +195,7 @@ function M.setup(opts)
       local client = vim.lsp.get_client_by_id(event.data.client_id)
       if client and client.name == server.NAME and renderer_of[event.buf] then
         require('dcomplete.render.' .. renderer_of[event.buf]).detach(event.buf)
+        next_edit.detach(event.buf)
         renderer_of[event.buf] = nil
       end
     end,

@@ -1,5 +1,6 @@
 --- Renderer that requests textDocument/inlineCompletion itself and draws ghost text with extmarks:
 --- inline virt_text for the first line at the cursor, virt_lines for the rest. Works on Neovim 0.10+.
+local pending = require('dcomplete.pending')
 local server = require('dcomplete.server')
 local text = require('dcomplete.text')
 
@@ -8,15 +9,13 @@ local M = {}
 local ns = vim.api.nvim_create_namespace('dcomplete.ghost')
 local METHOD = 'textDocument/inlineCompletion'
 local TRIGGER = { invoked = 1, automatic = 2 }
-local REQUEST_CANCELLED = -32800
 
 vim.api.nvim_set_hl(0, 'DcompleteGhost', { link = 'Comment', default = true })
 vim.api.nvim_set_hl(0, 'DcompleteGhostHint', { link = 'NonText', default = true })
 
 ---@class (private) dcomplete.GhostState
 ---@field debounce_ms integer
----@field timer? uv.uv_timer_t
----@field request? {client_id: integer, id: integer}
+---@field pending dcomplete.Pending
 ---@field client_id? integer
 ---@field items? lsp.InlineCompletionItem[]
 ---@field index integer
@@ -43,26 +42,12 @@ local function hide(bufnr)
   end
 end
 
-local function cancel_request(state)
-  local request = state.request
-  state.request = nil
-  if request then
-    local client = vim.lsp.get_client_by_id(request.client_id)
-    if client then
-      client:cancel_request(request.id)
-    end
-  end
-end
-
 local function clear(bufnr)
   local state = states[bufnr]
   if not state then
     return
   end
-  cancel_request(state)
-  if state.timer then
-    state.timer:stop()
-  end
+  state.pending:stop()
   state.items, state.remaining, state.partial, state.own_tick, state.anchor = nil, nil, false, nil, nil
   state.line = nil
   hide(bufnr)
@@ -122,18 +107,8 @@ local function show(bufnr, state, index)
   draw(bufnr, state)
 end
 
-local function on_response(bufnr, state, request_id, tick, cursor, on_items)
-  return function(err, result)
-    if not state.request or state.request.id ~= request_id then
-      return
-    end
-    state.request = nil
-    if err then
-      if err.code ~= REQUEST_CANCELLED then
-        vim.notify_once('dcomplete: inline completion failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.WARN)
-      end
-      return
-    end
+local function on_response(bufnr, state, tick, cursor, on_items)
+  return function(result)
     local now = vim.api.nvim_win_get_cursor(0)
     if vim.api.nvim_buf_get_changedtick(bufnr) ~= tick or now[1] ~= cursor[1] or now[2] ~= cursor[2] then
       return
@@ -158,7 +133,6 @@ local function request(bufnr, trigger, on_items)
   if not state or not client or vim.api.nvim_get_current_buf() ~= bufnr then
     return
   end
-  cancel_request(state)
   local params = {
     textDocument = { uri = vim.uri_from_bufnr(bufnr) },
     position = vim.lsp.util.make_position_params(0, client.offset_encoding).position,
@@ -167,31 +141,18 @@ local function request(bufnr, trigger, on_items)
   local tick = vim.api.nvim_buf_get_changedtick(bufnr)
   local cursor = vim.api.nvim_win_get_cursor(0)
   state.client_id = client.id
-  local id
-  local ok, request_id = client:request(METHOD, params, function(err, result)
-    on_response(bufnr, state, id, tick, cursor, on_items)(err, result)
-  end, bufnr)
-  if ok then
-    id = request_id
-    state.request = { client_id = client.id, id = request_id }
-  end
+  state.pending:send(client, METHOD, params, bufnr, 'inline completion', on_response(bufnr, state, tick, cursor, on_items))
 end
 
 local function schedule_request(bufnr)
   local state = states[bufnr]
-  state.timer = state.timer or vim.uv.new_timer()
-  state.timer:stop()
-  state.timer:start(
-    state.debounce_ms,
-    0,
-    vim.schedule_wrap(function()
-      if states[bufnr] == state and vim.api.nvim_get_mode().mode:match('^i') then
-        request(bufnr, TRIGGER.automatic, function()
-          show(bufnr, state, 1)
-        end)
-      end
-    end)
-  )
+  state.pending:after(state.debounce_ms, function()
+    if states[bufnr] == state and vim.api.nvim_get_mode().mode:match('^i') then
+      request(bufnr, TRIGGER.automatic, function()
+        show(bufnr, state, 1)
+      end)
+    end
+  end)
 end
 
 --- The user typed the start of the shown text: show the rest at once, with the item moved along as
@@ -255,7 +216,7 @@ function M.attach(bufnr, config)
   if states[bufnr] then
     return
   end
-  states[bufnr] = { debounce_ms = config.debounce_ms, index = 1, partial = false }
+  states[bufnr] = { debounce_ms = config.debounce_ms, index = 1, partial = false, pending = pending.new() }
   local group = vim.api.nvim_create_augroup(('dcomplete.extmark.%d'):format(bufnr), { clear = true })
   vim.api.nvim_create_autocmd({ 'InsertEnter', 'TextChangedI', 'CursorMovedI' }, {
     group = group,
@@ -286,9 +247,7 @@ function M.detach(bufnr)
     return
   end
   clear(bufnr)
-  if state.timer then
-    state.timer:close()
-  end
+  state.pending:close()
   states[bufnr] = nil
   pcall(vim.api.nvim_del_augroup_by_name, ('dcomplete.extmark.%d'):format(bufnr))
 end

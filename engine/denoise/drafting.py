@@ -1,0 +1,74 @@
+"""How far a left-to-right family drafts, decided from what rows cost on this device.
+
+Verified drafting (`policies.speculate`) writes exactly what one-token-per-step decoding writes; drafts
+only change how many tokens a step keeps, and every draft costs a query row in the step that verifies it
+(and a mask row in the step that proposed it, for drafts read off mask rows). On a GPU rows are nearly
+free, so the family drafts as far as its trained lookahead. On a CPU a forward over 8-16 rows costs
+1.5-3x one over a single row (`engine.kernels.calibration.Calibration.row_cost`), so drafting pays only when the drafts
+are usually right.
+
+`DraftPolicy` keeps how often drafts were kept (all requests of the engine) and, before each step, picks
+the plan with the most expected tokens per unit of cost, each drafted token kept with the observed
+probability p and only after all drafts before it (p + p^2 + ... for d drafts):
+- `lookahead` b: mask rows per span a step reads. b > 1 drafts from mask rows: about 2b - 1 rows a step
+  (b mask rows plus the b - 1 drafts they proposed last step) for 1 + p + ... + p^(b-1) tokens;
+- `most` d: drafts per span. With b = 1 drafts only come from copies of earlier text (prompt lookup):
+  1 + d rows for 1 + p + ... + p^d tokens.
+Between plans worth the same, the longer lookahead wins (its steps also take lookup copies).
+Without a measured row cost (a GPU, a model small enough to stay in cache) it drafts as far as the
+family's lookahead, as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+PRIOR_DRAFTED = 20  # the prior counts as this many drafts seen...
+PRIOR_KEPT = 0.7  # ...of which this fraction was kept
+
+
+@dataclass(frozen=True)
+class Plan:
+    lookahead: int  # masks per span a step may propose for
+    most: int  # drafts per span
+
+
+@dataclass
+class DraftPolicy:
+    row_cost: tuple[float, ...]  # cost of a forward over k rows relative to one row, k = 1..len
+    lookahead: int  # the family's trained lookahead
+    drafted: float = PRIOR_DRAFTED
+    kept: float = PRIOR_DRAFTED * PRIOR_KEPT
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def kept_rate(self) -> float:
+        return self.kept / self.drafted
+
+    def observe(self, drafted: int, kept: int) -> None:
+        """`drafted` drafts were verified by a step, `kept` of them were right."""
+        if drafted:
+            with self._lock:
+                self.drafted += drafted
+                self.kept += kept
+
+    def plan(self) -> Plan:
+        if not self.row_cost:
+            return Plan(self.lookahead, self.lookahead - 1)
+        p = self.kept_rate
+
+        def tokens(drafts: int) -> float:
+            return 1 + sum(p**i for i in range(1, drafts + 1))
+
+        plans = [(tokens(d) / self.cost(1 + d), 1, Plan(1, d)) for d in range(self.lookahead)]
+        plans += [(tokens(b - 1) / self.cost(2 * b - 1), b, Plan(b, b - 1)) for b in range(2, self.lookahead + 1)]
+        return max(plans, key=lambda item: (round(item[0], 6), item[1]))[2]
+
+    def cost(self, rows: int) -> float:
+        """A forward over `rows` rows relative to one row (past the measured table: its last slope)."""
+        table = self.row_cost
+        if rows <= len(table):
+            return table[rows - 1]
+        slope = table[-1] - table[-2] if len(table) > 1 else 0.0
+        return table[-1] + (rows - len(table)) * slope

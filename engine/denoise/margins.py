@@ -1,0 +1,59 @@
+"""How much the model wanted to change a span's text: the margin at the first token that left it.
+
+A request may give a span the text it replaces (`engine.types.Reference`). As the span's tokens become
+final (not masks, not unverified drafts), they are checked against that text from the span's start; at the
+first one that does not keep it, the span's margin is the log-probability of that token minus the best
+log-probability of a token that would have kept the text, both from the logits the step chose it with. A
+family that writes left to right finalizes a span's tokens in order, so that context is exactly the text
+both continuations share: the margin is the model's own preference for changing the text there. A span may
+also carry a rival text (a rule's proposal): when the span's tokens before that point still spell it too,
+its rival margin is the best log-probability of a token that keeps the rival minus the best one that keeps
+the reference, from the same logits: how much the model prefers the rival's change to no change.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from engine.denoise.canvas_batch import CanvasBatch
+
+
+def record_margins(batch: CanvasBatch, targets: torch.Tensor, logits: torch.Tensor, end_ids: frozenset[int]) -> None:
+    """After a step that wrote `batch.x` from `logits` (M, V, for `targets.nonzero()` in order): note the margin
+    of every span with a reference whose final tokens first left it this step."""
+    if not any(row.refs for row in batch.rows):
+        return
+    order = torch.full(batch.x.shape, -1, dtype=torch.long, device=batch.x.device)
+    order[targets] = torch.arange(int(targets.sum()), device=batch.x.device)
+    for b, row in enumerate(batch.rows):
+        if not batch.is_live(b):
+            continue
+        for i, (start, end) in enumerate(row.spans):
+            ref = row.ref_of(i)
+            if ref is None or i in row.margins:
+                continue
+            seg = batch.x[b, start:end].tolist()
+            drafted = batch.drafts[b, start:end].tolist() if batch.drafts is not None else [False] * len(seg)
+            final = next((j for j, t in enumerate(seg) if t == batch.mask_id or drafted[j]), len(seg))
+            j = row.kept.get(i, 0)
+            while j < final and seg[j] not in end_ids and ref.follows(seg[:j], seg[j]):
+                j += 1
+            row.kept[i] = j
+            if j >= final or (seg[j] in end_ids and ref.follows(seg[:j], seg[j])):
+                continue
+            m = int(order[b, start + j])
+            if m < 0:
+                row.margins[i] = 0.0
+                continue
+            scores = torch.log_softmax(logits[m].float(), -1)
+            best = _best(scores, ref.alternatives(seg[:j]) or end_ids)
+            row.margins[i] = float(scores[seg[j]]) - best
+            rival = row.rival_of(i)
+            if rival is not None and all(rival.follows(seg[:k], seg[k]) for k in range(j)):
+                row.rival_margins[i] = _best(scores, rival.alternatives(seg[:j]) or end_ids) - best
+
+
+def _best(scores: torch.Tensor, ids: frozenset[int]) -> float:
+    """The highest log-probability among `ids` (those inside the vocabulary)."""
+    inside = [t for t in ids if t < scores.shape[-1]]
+    return float(scores[inside].max()) if inside else float("-inf")

@@ -1,0 +1,234 @@
+"""Next edits: from the user's last edit to the edits it implies elsewhere, in one multi-spot denoise.
+
+1. Candidate regions from the newest edit (`candidates.regions`): where what it changed still stands, lines
+   shaped like the edited one, the lines below it.
+2. Every region of a document is masked in one canvas whose header holds the edit history
+   (`header.history_header`), and the engine denoises them all in one run, comparing what it writes in
+   each region with the text there (`reference.TextReference`): `margin` is how much more likely the
+   model's first differing token was than the best token that kept the text.
+3. Where the rename rule (`rule.renamed`) rewrites a region, its text is the region's rival: the engine weighs
+   it against the text there from the same logits (`rival_margin`). The rule's text is shown when the model
+   prefers it by the threshold of the chosen aggressiveness; otherwise the model's own proposal, when it
+   prefers that by the threshold. Either only when it brings in a word the user's edit brought in and does
+   not undo the edit (`judge`). The rule proposes, the model decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from infill.canvas import ContextOverflow
+from infill.fill import FillJob, FillOptions, fill_many
+from infill.languages import LanguageSpec, get_language
+from infill.next_edit.candidates import _WORD, MOST, Region, regions
+from infill.next_edit.edits import DocEdit, replacements
+from infill.next_edit.header import history_header
+from infill.next_edit.rule import renamed
+from infill.spots import Spot
+from infill.windows import count_tokens
+
+if TYPE_CHECKING:
+    from engine import DenoiseParams
+    from engine.api import EngineLike
+
+AGGRESSIVENESS: dict[str, float] = {"low": 4.0, "medium": 1.5, "high": 0.0}
+"""The margin (nats) the model's proposal must reach, per `nextEdit.aggressiveness`; chosen on bench.next_edit."""
+
+
+@dataclass(frozen=True)
+class NextEditSettings:
+    aggressiveness: str = "medium"
+    most: int = MOST
+    rule: bool = True  # the rename rule's text is each region's rival, which the model judges
+    history_tokens: int = 256
+    canvas_tokens: int = 512  # a window of the document around the regions: a shorter first step
+
+    def __post_init__(self) -> None:
+        if self.aggressiveness not in AGGRESSIVENESS:
+            raise ValueError(f"aggressiveness {self.aggressiveness!r}: use one of {', '.join(AGGRESSIVENESS)}")
+
+
+@dataclass(frozen=True)
+class OpenDocument:
+    uri: str
+    text: str
+    language: str | LanguageSpec
+
+
+@dataclass(frozen=True)
+class NextEdit:
+    """Replace `start`..`end` (str offsets) of document `uri` with `new_text`. `margin`: the model's (None: it
+    gave none); `source`: "model" or "rule" (the model's change, the line carried over by the rename rule)."""
+
+    uri: str
+    start: int
+    end: int
+    new_text: str
+    old_text: str
+    region: Region
+    margin: float | None
+    source: str
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What became of one candidate region (bench.next_edit reads these)."""
+
+    region: Region
+    proposal: str | None
+    margin: float | None
+    shown: NextEdit | None
+    why: str
+
+
+def _words(tokens: set[str] | frozenset[str]) -> set[str]:
+    return {t for t in tokens if _WORD.match(t)}
+
+
+def shares_change(edit: DocEdit, old: str, new: str) -> bool:
+    """Whether turning `old` into `new` brings in a word (a name, a number, a string) `edit` brought in, or,
+    when the edit brought in none (a deletion), takes out a word it took out."""
+    changes = replacements(old, new)
+    removed = {t for r in changes for t in r.old} - {t for r in changes for t in r.new}
+    added = {t for r in changes for t in r.new} - {t for r in changes for t in r.old}
+    if _words(edit.added):
+        return bool(_words(added) & _words(edit.added))
+    return bool(_words(removed) & _words(edit.removed))
+
+
+def undoes(edit: DocEdit, old: str, new: str) -> bool:
+    """Whether turning `old` into `new` takes back what `edit` did: removes a token it added and brings back
+    one it removed, or brings back its old lines."""
+    changes = replacements(old, new)
+    removed = {t for r in changes for t in r.old} - {t for r in changes for t in r.new}
+    added = {t for r in changes for t in r.new} - {t for r in changes for t in r.old}
+    return bool(removed & edit.added and added & edit.removed) or (
+        bool(edit.old_lines.strip()) and edit.old_lines.strip() in new and edit.old_lines.strip() not in old)
+
+
+def _gated(edit: DocEdit, current: str, text: str) -> str | None:
+    """Why `text` in place of `current` is no next edit of `edit` (None: it may be one)."""
+    if not shares_change(edit, current, text):
+        return "changes nothing the edit changed"
+    if undoes(edit, current, text):
+        return "undoes the edit"
+    return None
+
+
+def judge(edit: DocEdit, region: Region, current: str, proposal: str | None, margin: float | None,
+          start: int, threshold: float, use_rule: bool, rival_margin: float | None = None) -> Judged:
+    """Whether to show a region's next edit, and which: the rename rule's text when the model prefers it to the
+    text there by `threshold` (its `rival_margin`), else the model's own proposal when it prefers that by
+    `threshold` (its `margin`); either only when it changes some of what the edit changed and does not undo
+    it. A margin of None (a family that commits in place gave none) does not hold a proposal back."""
+
+    def shown(text: str, source: str, by: float | None) -> Judged:
+        return Judged(region, proposal, margin,
+                      NextEdit(region.uri, start, start + len(current), text, current, region, by, source), "shown")
+
+    rule = renamed(edit, current) if use_rule else None
+    why = "the model keeps the text"
+    if rule is not None and rival_margin is not None:
+        why = _gated(edit, current, rule) or (f"rule margin {rival_margin:.2f} under {threshold}"
+                                              if rival_margin < threshold else "")
+        if not why:
+            return shown(rule, "rule", rival_margin)
+    if proposal is not None and proposal != current:
+        why = _gated(edit, current, proposal) or (f"margin {margin:.2f} under {threshold}"
+                                                  if margin is not None and margin < threshold else "")
+        if not why:
+            return shown(proposal, "model", margin)
+    return Judged(region, proposal, margin, None, why)
+
+
+SLACK = 4  # masks beyond the longer of the region's text and the edit's new run
+
+
+def _spot(text: str, region: Region, edit: DocEdit, tokenizer: object) -> Spot:
+    """The region's text as a spot: room for it, or for what the edit wrote in place of such text, whichever
+    is longer, plus SLACK; a line when it ends inside one line."""
+    longest = max([count_tokens(text[region.start : region.end], tokenizer)]
+                  + [count_tokens(r.new_text, tokenizer) for r in edit.changes])
+    kind = "line" if "\n" not in text[region.start : region.end].rstrip("\n") else "block"
+    return Spot(region.start, region.end, longest + SLACK, kind)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What the model wrote in one region (None: nothing kept, or a result that did not parse), its margin,
+    and its margin for the rename rule's text there (when the rule rewrites the region), before judgement."""
+
+    region: Region
+    current: str
+    proposal: str | None
+    margin: float | None
+    rival_margin: float | None = None
+
+
+def proposals(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
+              params: DenoiseParams | None = None, settings: NextEditSettings = NextEditSettings(),
+              others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
+              context: str = "") -> tuple[DocEdit | None, list[Proposal]]:
+    """The newest edit of `document` in `history`, and the model's proposal for every candidate region after
+    it, ranked; `others`: the other open documents, `context`: repository context for the header."""
+    mine = [e for e in history if e.uri == document.uri]
+    if not mine:
+        return None, []
+    edit = mine[-1]
+    spec = get_language(document.language)
+    by_uri = {d.uri: d for d in (document, *others)}
+    found = regions(edit, document.text, spec,
+                    [(d.uri, d.text, get_language(d.language)) for d in others], settings.most)
+    while True:
+        jobs, places = [], []
+        for uri in dict.fromkeys(r.uri for r in found):
+            doc = by_uri[uri]
+            doc_spec = get_language(doc.language)
+            picked = sorted((r for r in found if r.uri == uri), key=lambda r: r.start)
+            spots = [_spot(doc.text, r, edit, engine.tokenizer) for r in picked]
+            rivals = tuple(renamed(edit, doc.text[r.start : r.end]) if settings.rule else None for r in picked)
+            header = history_header(history, doc_spec.comment_prefix, engine.tokenizer, settings.history_tokens)
+            jobs.append(FillJob(doc.text, tuple(spots), doc_spec, uri, header + context, rivals))
+            places.append(list(zip(picked, spots)))
+        try:
+            options = FillOptions(retries=0, compare=True, max_length=min(settings.canvas_tokens, engine.max_length))
+            results = fill_many(engine, jobs, params, cancel, options)
+            break
+        except ContextOverflow:  # the regions of one document lie further apart than the model reads
+            if len(found) <= 1:
+                return edit, []
+            found = found[:-1]
+    made: dict[Region, Proposal] = {}
+    for job, result, placed in zip(jobs, results, places):
+        by_start = {e.start: e for e in result.edits}
+        for (region, spot), margin, rival in zip(placed, result.margins, result.rival_margins):
+            edit_here = by_start.get(spot.start)
+            text = edit_here.new_text if edit_here is not None and edit_here.end == spot.end else None
+            made[region] = Proposal(region, job.text[spot.start : spot.end], text, margin, rival)
+    return edit, [made[r] for r in found if r in made]
+
+
+def propose(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
+            params: DenoiseParams | None = None, settings: NextEditSettings = NextEditSettings(),
+            others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
+            context: str = "") -> list[Judged]:
+    """Every candidate region after the newest edit of `document` in `history`, judged (shown ones have
+    `shown`)."""
+    edit, made = proposals(engine, document, history, params, settings, others, cancel, context)
+    if edit is None:
+        return []
+    threshold = AGGRESSIVENESS[settings.aggressiveness]
+    return [judge(edit, p.region, p.current, p.proposal, p.margin, p.region.start, threshold, settings.rule,
+                  p.rival_margin) for p in made]
+
+
+def suggest(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
+            params: DenoiseParams | None = None, settings: NextEditSettings = NextEditSettings(),
+            others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
+            context: str = "") -> list[NextEdit]:
+    """The next edits to show, best first (the candidates' rank: the nearest place that still holds what the
+    edit changed, below it before above it)."""
+    return [j.shown for j in propose(engine, document, history, params, settings, others, cancel, context)
+            if j.shown is not None]
