@@ -20,7 +20,8 @@ from typing import Any
 
 from fuzz_report import RunReport
 from fuzz_wire import cpu_seconds, rss_mb
-from http_probes import HOST, EngineFacts, HttpFuzzer, Probe
+from http_bodies import EngineFacts
+from http_probes import HOST, HttpFuzzer, Probe
 from http_wire import Answer, address, exchange, request_bytes
 
 from tests.support.engine_process import EngineProcess

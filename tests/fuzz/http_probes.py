@@ -18,14 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from http_bodies import PATHS, Bodies, EngineFacts, get, leaf_paths, put
 from http_wire import request_bytes
 
 HOST = "127.0.0.1"
 POST_ROUTES = ("/v1/completions", "/v1/fim/completions", "/infill", "/completion", "/v1/infill", "/v1/events")
 GET_ROUTES = ("/v1/engine", "/v1/models", "/health", "/v1/health", "/metrics")
 LANGUAGES = ("python", "javascript", "typescript", "go", "rust", "c", "java", "ruby", "lua", "bash", "json")
-PREFIX = "import os\n\n\ndef total(items):\n    result = 0\n    for item in items:\n        result += "
-SUFFIX = "\n    return result\n\n\nprint(total([1, 2, 3]))\n"
 UNICODE = ["\ud800", "\udfff", "a\ud83d", "\u0000", "\ufeff", "\u202e", "e\u0301", "😀", "𝔘", "\uffff",
            "\U0010ffff", "中文", "\r\n", "\t", "\x7f", "\u2028"]
 WRONG_VALUES: list[Any] = [5, -1, 1.5, "text", True, None, [], {}, [1, "a"], {"x": 1}, [[]], ""]
@@ -49,17 +48,6 @@ NUMERIC_FIELDS = {
 }
 
 
-@dataclass(frozen=True)
-class EngineFacts:
-    """What valid requests need from the server's `GET /v1/engine`: the ids a ready canvas is made of."""
-
-    model: str
-    mask_id: int
-    bos_id: int | None
-    prompt_ids: tuple[int, ...]
-    break_ids: tuple[int, ...]
-
-
 @dataclass
 class Probe:
     kind: str
@@ -73,13 +61,9 @@ class HttpFuzzer:
     def __init__(self, seed: int, facts: EngineFacts, huge_chars: int = 3_000_000, huge_lines: int = 250_000) -> None:
         self.rng = random.Random(seed)
         self.facts = facts
+        self.bodies = Bodies(self.rng, facts)
         self.huge_chars = huge_chars
         self.max_lines = huge_lines
-        self._valid: dict[str, Callable[[], dict[str, Any]]] = {
-            "openai": self.openai, "fim": self.fim, "llama_infill": self.llama_infill,
-            "llama_completion": self.llama_completion, "tabby": self.tabby, "tabby_event": self.tabby_event,
-            "document": self.document, "canvas": self.canvas,
-        }
         self._actions: list[tuple[float, Callable[[], Probe]]] = [
             (14, self.valid), (5, self.get), (8, self.wrong_types), (6, self.unknown_fields),
             (4, self.missing_fields), (8, self.absurd_numbers), (5, self.unicode_edges), (3, self.huge_string),
@@ -92,14 +76,14 @@ class HttpFuzzer:
         """One well-formed request of every shape, then `rows` whose text fills the model's context, to be
         sent at once: the working set of a full batch, and documents of their own (llama.cpp slots, Tabby
         files) that fill the engine's document cache to its bound, before RSS is read."""
-        first = [self.post(f"warm-up {s}", "ok", self.path_of(s), encode(self._valid[s](), self.rng))
-                 for s in self._valid]
+        first = [self.post(f"warm-up {s}", "ok", PATHS[s], encode(self.bodies.make[s](), self.rng))
+                 for s in self.bodies.make]
         fields = {"openai": "prompt", "fim": "prompt", "llama_infill": "input_prefix", "tabby": "segments.prefix",
                   "llama_completion": "prompt"}
         full = []
         for index in range(rows):
             shape = list(fields)[index % len(fields)]
-            body = self._valid[shape]()
+            body = self.bodies.make[shape]()
             for knob in ("n", "temperature", "seed", "random_seed", "stop"):  # one sampler: one batch
                 body.pop(knob, None)
             put(body, fields[shape], "x = 1\n" * 20_000 + str(get(body, fields[shape])))
@@ -107,87 +91,12 @@ class HttpFuzzer:
                 body.update(id_slot=100 + index, cache_prompt=True)
             elif shape == "tabby":
                 body["segments"]["filepath"] = f"warm_{index}.py"
-            full.append(self.post(f"full window {shape}", "ok", self.path_of(shape), encode(body, self.rng)))
+            full.append(self.post(f"full window {shape}", "ok", PATHS[shape], encode(body, self.rng)))
         return first, full
 
     def next_probe(self) -> Probe:
         actions = self._actions
         return self.rng.choices([a for _, a in actions], [w for w, _ in actions])[0]()
-
-    # -- valid bodies, one per request shape ------------------------------------------------------------
-
-    def shape(self) -> str:
-        return self.rng.choice(list(self._valid))
-
-    def text(self) -> tuple[str, str]:
-        rng = self.rng
-        cut = rng.randint(0, len(PREFIX))
-        return (PREFIX[:cut] if rng.random() < 0.3 else PREFIX), (SUFFIX if rng.random() < 0.8 else "")
-
-    def extra(self) -> list[dict[str, str]]:
-        return [{"filename": "util.py", "text": "def helper(x):\n    return x * 2\n"}] if self.rng.random() < 0.3 else []
-
-    def openai(self) -> dict[str, Any]:
-        prefix, suffix = self.text()
-        body: dict[str, Any] = {"model": self.facts.model, "prompt": prefix, "suffix": suffix,
-                                "max_tokens": self.rng.randint(1, 8), "temperature": 0, "extra": self.extra()}
-        if self.rng.random() < 0.3:
-            body.update(n=2, temperature=0.7, seed=self.rng.randint(0, 1000), stop=["\n\n"])
-        return body
-
-    def fim(self) -> dict[str, Any]:
-        prefix, suffix = self.text()
-        return {"prompt": prefix, "suffix": suffix, "max_tokens": self.rng.randint(1, 8), "random_seed": 3}
-
-    def llama_infill(self) -> dict[str, Any]:
-        prefix, suffix = self.text()
-        return {"input_prefix": prefix, "input_suffix": suffix, "n_predict": self.rng.choice([0, 1, 4, 8]),
-                "input_extra": self.extra(), "id_slot": self.rng.choice([-1, 0, 1]), "samplers": ["top_k"]}
-
-    def llama_completion(self) -> dict[str, Any]:
-        prefix, suffix = self.text()
-        return {"prompt": f"<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>", "n_predict": 4,
-                "cache_prompt": self.rng.random() < 0.5}
-
-    def tabby(self) -> dict[str, Any]:
-        prefix, suffix = self.text()
-        return {"language": "python", "segments": {"prefix": prefix, "suffix": suffix, "filepath": "a.py",
-                                                   "declarations": [{"filepath": "b.py", "body": "x = 1\n"}]}}
-
-    def tabby_event(self) -> dict[str, Any]:
-        return {"type": self.rng.choice(["view", "select", "dismiss"]), "completion_id": "cmpl-1", "choice_index": 0}
-
-    def params(self) -> dict[str, Any]:
-        rng = self.rng
-        return rng.choice([{}, {"steps": 4, "rule": "reference", "cache": "none"}, {"threshold": 0.5, "near": 2},
-                           {"temperature": 0.8, "seed": 7, "top_p": 0.9}, {"block": 2, "eos_penalty": 1.0},
-                           {"deadline_ms": 5000, "refresh_every": 3}])
-
-    def document(self) -> dict[str, Any]:
-        prefix, suffix = self.text()
-        choice = self.rng.randrange(3)
-        if choice == 0:
-            return {"text": prefix + suffix, "language": "python", "params": self.params(),
-                    "spots": [{"start": len(prefix), "end": len(prefix), "n_masks": 4, "kind": "line"}]}
-        if choice == 1:
-            return {"text": PREFIX + SUFFIX, "ranges": [[4, 4]], "params": self.params()}
-        return {"text": "def f(x):\n    # <|hole:4|>\n    return x\n", "holes": True, "params": self.params()}
-
-    def canvas(self) -> dict[str, Any]:
-        f = self.facts
-        head = ([f.bos_id] if f.bos_id is not None else []) + list(f.prompt_ids)
-        ids = head + [f.mask_id] * 4 + list(f.break_ids)
-        text = "def f(x):\n    return\n"
-        slot = {"start": len(head), "end": len(head) + 4, "lead": " ", "tail": 0,
-                "spot": {"start": len(text) - 1, "end": len(text) - 1, "n_masks": 4, "kind": "line"}}
-        canvas: dict[str, Any] = {"ids": ids, "span_stops": [list(f.break_ids)], "span_leads": [" "],
-                                  "span_ends": [{"text": text, "language": "python", "slot": slot, "before": []}]}
-        return {"canvases": [canvas], "params": self.params()}
-
-    def path_of(self, shape: str) -> str:
-        return {"openai": "/v1/completions", "fim": "/v1/fim/completions", "llama_infill": "/infill",
-                "llama_completion": "/completion", "tabby": "/v1/completions", "tabby_event": "/v1/events",
-                "document": "/v1/infill", "canvas": "/v1/infill"}[shape]
 
     def post(self, kind: str, expect: str, path: str, body: bytes, headers: dict[str, str] | None = None,
              raw: bool = False) -> Probe:
@@ -195,12 +104,12 @@ class HttpFuzzer:
         return Probe(kind, expect, request_bytes("POST", path, HOST, given, body), raw)
 
     def valid(self) -> Probe:
-        shape = self.shape()
-        body = self._valid[shape]()
+        shape = self.bodies.shape()
+        body = self.bodies.make[shape]()
         stream = shape in ("openai", "fim", "llama_infill") and self.rng.random() < 0.3
         if stream:
             body["stream"] = True
-        probe = self.post(f"valid {shape}", "ok", self.path_of(shape), encode(body, self.rng))
+        probe = self.post(f"valid {shape}", "ok", PATHS[shape], encode(body, self.rng))
         probe.stream = stream
         return probe
 
@@ -214,15 +123,15 @@ class HttpFuzzer:
     def mutated(self, kind: str, change: Callable[[str, dict[str, Any]], tuple[str, str]]) -> Probe:
         """A valid body of a random shape changed by `change(shape, body)`, which edits `body` in place and
         returns (what it did, the expectation)."""
-        shape = self.shape()
-        body = self._valid[shape]()
+        shape = self.bodies.shape()
+        body = self.bodies.make[shape]()
         what, expect = change(shape, body)
         detail = f"{shape}: {what}" if what else shape
-        return self.post(f"{kind} ({detail})", expect, self.path_of(shape), encode(body, self.rng))
+        return self.post(f"{kind} ({detail})", expect, PATHS[shape], encode(body, self.rng))
 
     def canvas_edges(self) -> Probe:
         """A ready canvas whose lead, span end or stops no editor would send."""
-        body = self.canvas()
+        body = self.bodies.canvas()
         canvas = body["canvases"][0]
         edge = self.rng.randrange(5)
         if edge == 0:
@@ -261,14 +170,14 @@ class HttpFuzzer:
         return self.mutated("missing field", change)
 
     def absurd_numbers(self) -> Probe:
-        shape = self.shape()
-        body = self._valid[shape]()
+        shape = self.bodies.shape()
+        body = self.bodies.make[shape]()
         put(body, self.rng.choice(NUMERIC_FIELDS[shape]), "@RAW@")
         number = self.rng.choice(ABSURD_NUMBERS)
         data = encode(body, self.rng).replace(b'"@RAW@"', number.encode())
         invalid_json = number in ("NaN", "Infinity", "-Infinity", "0x10", "01")
         return self.post(f"absurd number ({number} in {shape})", "refused" if invalid_json else "answered",
-                         self.path_of(shape), data)
+                         PATHS[shape], data)
 
     def unicode_edges(self) -> Probe:
         def change(shape: str, body: dict[str, Any]) -> tuple[str, str]:
@@ -283,12 +192,12 @@ class HttpFuzzer:
             head, _, rest = probe.data.partition(b"\r\n\r\n")
             body = rest.replace(b'": "', b'": "' + bad, 1)
             if body != rest:
-                return self.post("invalid UTF-8", "refused", self.path_of("openai"), body)
+                return self.post("invalid UTF-8", "refused", PATHS["openai"], body)
         return probe
 
     def huge_string(self) -> Probe:
         shape = self.rng.choice(["openai", "fim", "llama_infill", "llama_completion", "tabby", "document"])
-        body = self._valid[shape]()
+        body = self.bodies.make[shape]()
         size = self.rng.randint(100_000, self.huge_chars)
         filler = self.rng.choice(["x", "😀", " ", "ab\t", "\ud800"]) * (size // 2)
         field = {"openai": "prompt", "fim": "suffix", "llama_infill": "input_prefix", "llama_completion": "prompt",
@@ -299,11 +208,11 @@ class HttpFuzzer:
             body[field] = [{"filename": "big.py", "text": filler}]
         else:
             put(body, field, filler + str(get(body, field) or ""))
-        return self.post(f"huge string ({shape}.{field})", "answered", self.path_of(shape), encode(body, self.rng))
+        return self.post(f"huge string ({shape}.{field})", "answered", PATHS[shape], encode(body, self.rng))
 
     def huge_lines(self) -> Probe:
         shape = self.rng.choice(["openai", "fim", "llama_infill", "tabby", "document"])
-        body = self._valid[shape]()
+        body = self.bodies.make[shape]()
         lines = self.rng.randint(100_000, self.max_lines)
         block = self.rng.choice(["x = 1\n", "\n", "def f():\n    pass\n", "s = '''\n", "# é\n", "{\n"])
         many = block * (lines // block.count("\n"))
@@ -317,7 +226,7 @@ class HttpFuzzer:
             for spot in body.get("spots", []) if shape == "document" else []:
                 spot["start"] += len(many)
                 spot["end"] += len(many)
-        return self.post(f"100k+ lines ({lines} in {shape}.{field})", "answered", self.path_of(shape),
+        return self.post(f"100k+ lines ({lines} in {shape}.{field})", "answered", PATHS[shape],
                          encode(body, self.rng))
 
     def deep_nesting(self) -> Probe:
@@ -325,12 +234,12 @@ class HttpFuzzer:
         opener, closer = self.rng.choice([("[", "]"), ('{"a":', "}"), ('[{"b":', "}]")])
         closed = self.rng.random() < 0.7
         nested = opener * depth + ("1" if opener.endswith(":") else "") + (closer * depth if closed else "")
-        shape = self.shape()
+        shape = self.bodies.shape()
         where = self.rng.choice(["top", "known", "unknown"])
         if where == "top":
             data = nested.encode()
         else:
-            body = self._valid[shape]()
+            body = self.bodies.make[shape]()
             path = self.rng.choice(leaf_paths(body)) if where == "known" else "zz_unknown"
             put(body, path, "@RAW@")
             data = encode(body, self.rng).replace(b'"@RAW@"', nested.encode())
@@ -338,7 +247,7 @@ class HttpFuzzer:
         # (or an unknown one is ignored)
         sure = depth >= 2_000 or not closed
         return self.post(f"deep nesting ({depth} levels, {where})", "refused" if sure else "answered",
-                         self.path_of(shape), data)
+                         PATHS[shape], data)
 
     def invalid_json(self) -> Probe:
         body = self.rng.choice([
@@ -347,29 +256,29 @@ class HttpFuzzer:
             b'{"prompt": "a\x01b"}', b'{"a": NaN}', b'{"a": Infinity}', b"\xef\xbb\xbf{}", b"null null",
             '{"prompt": "x"}'.encode("utf-16"), bytes(self.rng.randrange(256) for _ in range(self.rng.randint(1, 64))),
         ])
-        shape = self.shape()
+        shape = self.bodies.shape()
         expect = "refused" if body not in (b"\xef\xbb\xbf{}",) else "answered"
-        return self.post("invalid JSON", expect, self.path_of(shape), body)
+        return self.post("invalid JSON", expect, PATHS[shape], body)
 
     def truncated_json(self) -> Probe:
-        shape = self.shape()
-        data = encode(self._valid[shape](), self.rng)
+        shape = self.bodies.shape()
+        data = encode(self.bodies.make[shape](), self.rng)
         cut = self.rng.randint(0, len(data) - 1)
-        return self.post("truncated JSON", "refused", self.path_of(shape), data[:cut])
+        return self.post("truncated JSON", "refused", PATHS[shape], data[:cut])
 
     def wrong_method(self) -> Probe:
         path = self.rng.choice(POST_ROUTES + GET_ROUTES)
         method = self.rng.choice(["GET", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "TRACE", "BREW", "post"])
         allowed = {"POST"} if path in POST_ROUTES else {"GET", "HEAD", "OPTIONS"} | ({"POST"} if path == "/v1/health" else set())
-        body = encode(self._valid["openai"](), self.rng) if self.rng.random() < 0.5 else b""
+        body = encode(self.bodies.make["openai"](), self.rng) if self.rng.random() < 0.5 else b""
         expect = "answered" if method in allowed or method in ("OPTIONS", "HEAD") else "refused"
         return Probe(f"wrong method ({method})", expect, request_bytes(method, path, HOST, {"Content-Type": "application/json"}, body))
 
     def bad_headers(self) -> Probe:
         rng = self.rng
-        shape = self.shape()
-        body = encode(self._valid[shape](), rng)
-        path = self.path_of(shape)
+        shape = self.bodies.shape()
+        body = encode(self.bodies.make[shape](), rng)
+        path = PATHS[shape]
         choice = rng.randrange(9)
         if choice == 0:
             kind = rng.choice(["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
@@ -444,40 +353,3 @@ def chunked(body: bytes, rng: random.Random, largest: int = 64) -> bytes:
         out += b"%x\r\n" % len(body[at : at + size]) + body[at : at + size] + b"\r\n"
         at += size
     return bytes(out + b"0\r\n\r\n")
-
-
-def leaf_paths(value: Any, prefix: str = "") -> list[str]:
-    """Dotted paths of every field, list item and nested field."""
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
-    paths = []
-    for key, child in items:
-        path = f"{prefix}{key}"
-        paths.append(path)
-        paths += leaf_paths(child, path + ".")
-    return paths
-
-
-def get(body: Any, path: str) -> Any:
-    for key in path.split("."):
-        body = body[int(key)] if isinstance(body, list) else body.get(key) if isinstance(body, dict) else None
-    return body
-
-
-def put(body: Any, path: str, value: Any) -> None:
-    """Set the field at a dotted path, making the objects on the way; a list index past the end appends."""
-    keys = path.split(".")
-    for key in keys[:-1]:
-        if isinstance(body, list):
-            if int(key) >= len(body):
-                body.append({})
-            body = body[min(int(key), len(body) - 1)]
-        else:
-            body = body.setdefault(key, {})
-    last = keys[-1]
-    if isinstance(body, list):
-        if int(last) >= len(body):
-            body.append(value)
-        else:
-            body[int(last)] = value
-    else:
-        body[last] = value
