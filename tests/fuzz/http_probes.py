@@ -300,7 +300,7 @@ class HttpFuzzer:
             return self.post("bad chunking", "refused", path, b"zz\r\n" + body + b"\r\n0\r\n\r\n",
                              {"Transfer-Encoding": "chunked"}, raw=True)
         if choice == 6:
-            return self.post("gzip body", "refused", path, gzip.compress(body),
+            return self.post("gzip body", "refused", path, gzip.compress(body, mtime=0),
                              {"Content-Type": "application/json", "Content-Encoding": "gzip"})
         if choice == 7:
             name = rng.choice(["X-Dcomplete-Supersede", "Authorization", "X-Junk", "Accept"])
