@@ -1,10 +1,13 @@
-"""What the fuzz runs of a real server (the language server's, the HTTP engine server's) report, and how
-their runners print it: a table of counts, the summary, the problems, and one JSON line."""
+"""What the fuzz runs of a real server (the language server's, the HTTP engine server's) report, and what
+their runners share: the model they serve, and how they print a table of counts, the summary, the
+problems, and one JSON line."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +29,20 @@ class RunReport:
     def problem(self, text: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append(text)
+
+
+@contextlib.contextmanager
+def model_for_run(given: str | None, family: str) -> Iterator[str]:
+    """The checkpoint a long run serves: `given` (a folder, or 'default' for the bundled model), else a tiny
+    random one of `family` ("dream", "llada" or "anchored") in a temporary folder, removed after the run."""
+    if given is not None:
+        yield given
+        return
+    from tests.support.checkpoints import make_tiny_anchored, make_tiny_checkpoint
+
+    with tempfile.TemporaryDirectory(prefix="dcomplete-fuzz-model-") as folder:
+        made = make_tiny_anchored(folder) if family == "anchored" else make_tiny_checkpoint(folder, family=family)
+        yield str(made)
 
 
 def print_counts(header: tuple[str, ...], rows: Mapping[Any, tuple[Any, ...]], width: int) -> None:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from fuzz_report import print_counts, print_outcome
+from fuzz_report import model_for_run, print_counts, print_outcome
 from http_driver import HttpFuzzReport, run_http_fuzz
 
 
@@ -36,12 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=8, help="requests in flight at once")
     parser.add_argument("--max-growth-mb", type=float, default=300.0, help="RSS growth that fails the run")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="dcomplete-http-fuzz-") as folder:
-        model = args.model
-        if model is None:
-            from tests.support.checkpoints import make_tiny_anchored
-
-            model = str(make_tiny_anchored(Path(folder)))
+    with model_for_run(args.model, "anchored") as model:
         report = run_http_fuzz(args.requests, args.seed, model, args.workers, args.max_growth_mb)
     print_report(report)
     return 0 if report.ok else 1

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from fuzz_driver import FuzzReport, run_fuzz
-from fuzz_report import print_counts, print_outcome
+from fuzz_report import model_for_run, print_counts, print_outcome
 
 
 def print_report(report: FuzzReport) -> None:
@@ -33,12 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big-every", type=int, default=2500, help="messages between 10 MB documents (0: none)")
     parser.add_argument("--log-file", type=Path, help="the server's log")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="dcomplete-fuzz-model-") as folder:
-        model = args.model
-        if model is None:
-            from tests.support.checkpoints import make_tiny_checkpoint
-
-            model = str(make_tiny_checkpoint(Path(folder), family="dream"))
+    with model_for_run(args.model, "dream") as model:
         report = run_fuzz(args.messages, args.seed, model, args.log_file, args.big_every)
     print_report(report)
     return 0 if report.ok else 1
