@@ -50,8 +50,10 @@ def collect(tasks: Sequence[Task], model: str, device: str | None) -> list[dict[
     return out
 
 
-def decide(task: Task, record: dict[str, Any], threshold: float, rule: bool) -> Suggestion | None:
-    """What `suggest` shows first for this task's proposals under the policy."""
+def decide(task: Task, record: dict[str, Any], threshold: float, rule: bool, by_margin: bool = False
+           ) -> Suggestion | None:
+    """What `suggest` shows first for this task's proposals under the policy; `by_margin`: the shown region
+    the model was surest of, not the first in the candidates' rank."""
     from infill.next_edit.candidates import Region
     from infill.next_edit.edits import edit_between
     from infill.next_edit.suggest import judge
@@ -59,22 +61,28 @@ def decide(task: Task, record: dict[str, Any], threshold: float, rule: bool) -> 
     edit = edit_between(URI.format(task.path), task.before, task.current)
     if edit is None:
         return None
+    shown = []
     for r in record["regions"]:
         region = Region(edit.uri, r["first"], r["last"], r["kind"], r["start"], r["end"])
         judged = judge(edit, region, r["current"], r["proposal"], r["margin"], r["start"], threshold, rule,
                        r.get("rival_margin"))
         if judged.shown is not None:
-            return Suggestion(judged.shown.start, judged.shown.end, judged.shown.new_text)
-    return None
+            shown.append(judged.shown)
+    if not shown:
+        return None
+    best = max(shown, key=lambda s: -1e9 if s.margin is None else s.margin) if by_margin else shown[0]
+    return Suggestion(best.start, best.end, best.new_text)
 
 
 def sweep(tasks: Sequence[Task], records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     by_id = {r["id"]: r for r in records}
     out = {}
-    for rule in (True, False):
+    for rule, by_margin in ((True, False), (True, True), (False, False)):
         for threshold in THRESHOLDS:
-            rows = [score(t, decide(t, by_id[t.id], threshold, rule), by_id[t.id]["seconds"]) for t in tasks]
-            name = f"{'rule' if rule else 'model'}@{'any' if threshold < -1e8 else threshold}"
+            rows = [score(t, decide(t, by_id[t.id], threshold, rule, by_margin), by_id[t.id]["seconds"])
+                    for t in tasks]
+            name = f"{'rule' if rule else 'model'}{'-surest' if by_margin else ''}" \
+                   f"@{'any' if threshold < -1e8 else threshold}"
             out[name] = summarize(rows)
     return out
 

@@ -18,6 +18,7 @@ from cli.common import (
 from infill.files import BadInput, atomic_write, read_source, sweep_stale_temps, unified_diff
 from infill.next_edit.edits import edit_between
 from infill.next_edit.patches import PatchError, before_patch
+from infill.next_edit.rewrite import applied
 from infill.next_edit.suggest import AGGRESSIVENESS, NextEditSettings, OpenDocument, propose
 from infill.positions import LineIndex
 
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         for j in judged:
             print(f"dcomplete: {path}:{index.line_of(j.region.start) + 1}: {j.region.kind}, {j.why}", file=sys.stderr)
     shown = next((j.shown for j in judged if j.shown is not None), None)
-    new_text = current if shown is None else current[: shown.start] + shown.new_text + current[shown.end :]
+    new_text = applied(current, [shown] if shown is not None else [])
     if args.json:
         print(dump_json({"file": path, "edit": {"line": edit.line + 1, "old": edit.old_lines, "new": edit.new_lines},
                          "places": [{"line": LineIndex(current).line_of(j.region.start) + 1, "kind": j.region.kind,

@@ -34,6 +34,11 @@ if TYPE_CHECKING:
     from engine.engine import Engine
 
 
+CALIBRATION_IDLE_S = 0.5
+"""How long no call must have waited before the worker runs a piece of the engine's calibration (about one
+forward; a call that arrives meanwhile waits for that piece: `Engine.calibrate_step`)."""
+
+
 class QueueFull(RuntimeError):
     """More rows wait for the engine than the batcher admits."""
 
@@ -197,12 +202,18 @@ class Batcher(WithTraits):
         return picked
 
     def _serve(self) -> None:
+        idle = False  # no call since the last piece of the engine's calibration
         while True:
             with self._lock:
-                while not self._waiting and not self._closed:
-                    self._lock.wait()
+                # while the engine measures this machine's kernels, a quiet spell runs pieces of it
+                while not self._waiting and not self._closed and not (idle and self.engine.calibrating):
+                    idle = not self._lock.wait(CALIBRATION_IDLE_S if self.engine.calibrating else None)
                 if self._closed:
                     return
+                idle = idle and not self._waiting
+            if idle:
+                self.engine.calibrate_step()
+                continue
             first = self.take(None, self.config.max_rows)
             if not first:
                 continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Sequence
 
@@ -13,6 +14,8 @@ from engine.denoise.state import RowFeed
 from engine.families.registry import load
 from engine.params import DenoiseParams
 from engine.types import InfillRequest, InfillResult
+
+logger = logging.getLogger(__name__)
 
 
 class Engine(WithTraits):
@@ -81,6 +84,33 @@ class Engine(WithTraits):
                     self._docs.put(request.doc_id, kept)
                     kept_any = True
         return kept_any
+
+    @property
+    def calibrating(self) -> bool:
+        """Whether this machine's calibration is still to be measured (the load applied a default one:
+        `engine.loading.tuning`); the engine's owner then calls `calibrate_step` while it is idle."""
+        return self.loaded.pending is not None
+
+    def calibrate_step(self) -> bool:
+        """Run one piece of the measurement (about one forward) on the calling thread, the one that runs this
+        engine, between requests; after the last piece the measured kernels serve the next request, which
+        then gets what a new process with the kept calibration gives (documents' cached keys and values,
+        computed with the old kernels, are dropped). Returns whether pieces remain. A measurement that fails
+        is logged and abandoned: the default kernels keep serving."""
+        pending = self.loaded.pending
+        if pending is None:
+            return False
+        try:
+            found = pending.step()
+        except Exception:  # the engine keeps serving with the kernels it has
+            logger.exception("measuring this machine's kernels failed; the default ones stay")
+            self.loaded.pending = None
+            return False
+        if found is not None:
+            self.loaded.calibration, self.loaded.pending = found, None
+            self.loaded.drafting.row_cost = found.row_cost
+            self._docs.clear()
+        return self.loaded.pending is not None
 
     @property
     def doc_cache(self) -> DocCache:

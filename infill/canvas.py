@@ -181,12 +181,14 @@ def _assemble(
     heal: bool = False,
 ) -> Canvas:
     ids = [special.bos_id, *header]
-    slots = []
+    slots: list[Slot] = []
     cursor = start
     for spot in spots:
         before = text[cursor : spot.start]
         if heal:
             lead = lead_text(before, tokenizer)
+            if slots and lead == before:  # all the text between two spots: their masks would join into one span
+                lead = ""
         else:
             lead_match = _INDENT_AFTER_BREAK.search(before) if spot.start == spot.end else None
             at_line_start = lead_match is not None and (

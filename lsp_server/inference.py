@@ -82,6 +82,15 @@ class InferenceBackend:
     def loaded(self) -> bool:
         return self._engine is not None
 
+    @property
+    def calibrating(self) -> bool:
+        """Whether the local engine still measures this machine's kernels (`calibrate_step` runs a piece)."""
+        return bool(getattr(self._engine, "calibrating", False))
+
+    def calibrate_step(self) -> bool:
+        """One piece of the engine's measurement of this machine's kernels; whether pieces remain."""
+        return bool(self._engine is not None and self._engine.calibrate_step())
+
     def ensure_loaded(self, settings: Settings) -> LoadFailure | None:
         """Load (or reload, or reconnect to) the engine the settings ask for; a failure is returned,
         never raised. A local model that failed stays failed until the settings change; an engine
@@ -295,14 +304,13 @@ class InferenceBackend:
         """The next edits after the newest edit of `document` in `history` (`infill.next_edit`), best first;
         none from a model that cannot read the text after a gap (a block-diffusion checkpoint), which the
         log says once."""
-        from infill.next_edit.suggest import NextEditSettings, OpenDocument, suggest
+        from infill.next_edit.suggest import NOT_IN_PLACE, NextEditSettings, OpenDocument, in_place, suggest
 
         engine = self._require_engine()
-        if engine.max_right == 0:
+        if not in_place(engine):
             if not self._said_no_next_edits:
                 self._said_no_next_edits = True
-                logger.warning("next edits: model %s writes a gap from the text before it alone, so it cannot "
-                               "rewrite a region in place; it gives no next edits", self.model_name)
+                logger.warning("next edits: model %s %s; it gives no next edits", self.model_name, NOT_IN_PLACE)
             return []
         if not settings.engine_url:
             engine.doc_cache.set_budget(settings.cache_mb << 20)

@@ -17,6 +17,7 @@ stops at the next step.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -29,6 +30,7 @@ CancelCheck = Callable[[], bool]
 
 
 STOP_POLL_S = 0.01  # how soon a stopped request is answered while its job still runs
+IDLE_POLL_S = 0.05  # how often background work looks whether the worker is free
 
 
 def _discard(future: asyncio.Future[Any]) -> None:
@@ -41,6 +43,20 @@ class InferenceScheduler:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dcomplete-inference")
         self._supersede = Supersede()
         self.jobs_run = 0
+        self._open = 0  # jobs asked for and not yet answered (a debounced request counts from its arrival)
+        self._quiet_since = time.monotonic()
+        self._shut = False
+
+    def idle_for(self) -> float:
+        """Seconds since the last job was answered, 0 while one is open (waiting, debounced or running)."""
+        return 0.0 if self._open else time.monotonic() - self._quiet_since
+
+    def _opened(self) -> None:
+        self._open += 1
+
+    def _closed(self) -> None:
+        self._open -= 1
+        self._quiet_since = time.monotonic()
 
     def ticket(self, key: str) -> Ticket:
         """A ticket for a new job on `key`; the previous job on that key is superseded."""
@@ -55,6 +71,7 @@ class InferenceScheduler:
 
         Raises `asyncio.CancelledError` when the awaiting task is cancelled, after cancelling the ticket.
         """
+        self._opened()
         try:
             if debounce_s > 0:
                 await asyncio.sleep(debounce_s)
@@ -76,9 +93,26 @@ class InferenceScheduler:
             raise
         finally:
             self._supersede.release(ticket)
+            self._closed()
 
     async def run_exclusive(self, work: Callable[[], T]) -> T:
         """Run `work()` on the worker with no ticket (model loading): it queues like any job."""
+        loop = asyncio.get_running_loop()
+        self._opened()
+        try:
+            return await loop.run_in_executor(self._executor, work)
+        finally:
+            self._closed()
+
+    async def run_when_idle(self, work: Callable[[], T], quiet_s: float) -> T | None:
+        """Run `work()` on the worker once no job has been open for `quiet_s` seconds (background work in
+        short pieces: a request that arrives meanwhile waits for one piece at most); None, without running
+        it, once the scheduler is shut down. Not counted as a job: background pieces never hold each other
+        up."""
+        while not self._shut and self.idle_for() < quiet_s:
+            await asyncio.sleep(min(quiet_s, IDLE_POLL_S))
+        if self._shut:
+            return None
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, work)
 
@@ -89,5 +123,6 @@ class InferenceScheduler:
         return work(ticket)
 
     def shutdown(self) -> None:
+        self._shut = True
         self._supersede.stop_all()
         self._executor.shutdown(wait=False, cancel_futures=True)

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 STATUS_NOTIFICATION = "dcomplete/status"
+CALIBRATION_QUIET_S = 0.3
+"""How long the worker must have been free before a piece of the kernels' measurement runs."""
 INVOKED_ALTERNATIVES = 3
 T = TypeVar("T")
 
@@ -59,6 +61,8 @@ class Session:
         self.context = WorkspaceContext(self._workspace_folders)
         self.next_edits = NextEditMemory()
         self.last_latency_ms: int | None = None
+        self.calibration: str | None = None  # "measuring" or "done" when this process measured its kernels
+        self._calibrating = False
         self._tickets_by_request: dict[Any, Ticket] = {}
         self._cancelled_early: dict[Any, None] = {}  # insertion-ordered, trimmed to the newest 256
         self._pending_problems: list[str] = []
@@ -123,8 +127,26 @@ class Session:
         failure = await self.scheduler.run_exclusive(lambda: self.backend.ensure_loaded(settings))
         if failure is None:
             self.failures.loaded()
+            if self.backend.calibrating and not self._calibrating:
+                self._spawn(self._calibrate())
         else:
             self.failures.unavailable(failure)
+
+    async def _calibrate(self) -> None:
+        """Measure this machine's kernels (a first start serves with default ones meanwhile) in pieces of
+        about one forward, each once the worker has been free for `CALIBRATION_QUIET_S`; the status says
+        `calibration: measuring`, then `done`."""
+        self._calibrating = True
+        self.calibration = "measuring"
+        self._notify_status()
+        try:
+            while self.backend.calibrating:
+                if await self.scheduler.run_when_idle(self.backend.calibrate_step, CALIBRATION_QUIET_S) is None:
+                    return  # shut down: the next start measures again
+        finally:
+            self._calibrating = False
+        self.calibration = "done"
+        self._notify_status()
 
     def shutdown(self) -> None:
         self.scheduler.shutdown()
@@ -357,8 +379,9 @@ class Session:
         return bool(text_document and text_document.inline_completion is not None)
 
     def _notify_status(self, error: str | None = None) -> None:
-        """{model, device, inferences, lastLatencyMs, error}; before the first completion the latency is
-        left out; `error` only in the one notification that reports a failure (failures.py)."""
+        """{model, device, inferences, lastLatencyMs, calibration, error}; before the first completion the
+        latency is left out; `calibration` ("measuring", then "done") only when this process measures the
+        machine's kernels; `error` only in the one notification that reports a failure (failures.py)."""
         status: dict[str, object] = {
             "model": self.settings.model,
             "device": self.backend.device_name,
@@ -367,6 +390,8 @@ class Session:
         if self.settings.engine_url:  # the engine server's model, whatever `model` says
             status["model"] = self.backend.model_name
             status["engine"] = "connected" if self.backend.loaded else "unreachable"
+        if self.calibration is not None:
+            status["calibration"] = self.calibration
         if error is not None:
             status["error"] = error
         if self.last_latency_ms is not None:

@@ -12,21 +12,9 @@ import pytest
 from infill.next_edit.patches import PatchError, before_patch
 from tests.test_cli import dcomplete, snapshot
 
-BEFORE = '''from app.http import JsonResponse
-
-
-class UserView(View):
-    def get(self, request, user_id):
-        user = self.store.find(user_id)
-        if user is None:
-            return JsonResponse({"error": "not found"}, status=404)
-        return JsonResponse(user.to_dict())
-
-    def delete(self, request, user_id):
-        self.store.remove(user_id)
-        return JsonResponse({"deleted": user_id})
-'''
-AFTER = BEFORE.replace('return JsonResponse({"error"', 'return self.render({"error"', 1)
+FIXTURES = Path(__file__).parent / "fixtures" / "next_edit"  # the README's example
+BEFORE = (FIXTURES / "views.py.orig").read_text(encoding="utf-8")
+AFTER = (FIXTURES / "views.py").read_text(encoding="utf-8")
 
 
 @pytest.fixture

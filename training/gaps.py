@@ -45,6 +45,7 @@ class Gap:
     b: int
     right: np.ndarray  # the right context's token ids (end-of-text appended by the packer)
     kind: str
+    at_end: bool = False  # its mask blocks reach the end of the middle (they predict end-of-text)
 
 
 def tokenize(tokenizer: Any, text: str) -> TokFile:
@@ -56,13 +57,25 @@ def tokenize(tokenizer: Any, text: str) -> TokFile:
 
 
 class Corpus:
-    """A split of the corpus (corpus_cache/corpus/<split>.jsonl), tokenized lazily, one file at a time."""
+    """A split of the corpus (corpus_cache/corpus/<split>.jsonl), tokenized lazily, one file at a time.
+    `languages` restricts it to files of those languages (None: all)."""
 
-    def __init__(self, path: Path, tokenizer: Any) -> None:
+    def __init__(self, path: Path, tokenizer: Any, shares: dict[str, float] | None = None) -> None:
         self.tokenizer = tokenizer
-        self.texts = [json.loads(line)["text"] for line in path.open(encoding="utf-8")]
+        records = [json.loads(line) for line in path.open(encoding="utf-8")]
+        self.texts = [r["text"] for r in records]
+        self.packages = [r.get("package", "") for r in records]
+        self.paths = [r.get("path", "") for r in records]
+        self.languages = [r.get("language", "python") for r in records]
         sizes = np.asarray([len(t) for t in self.texts], dtype=np.float64)
-        self.weights = (sizes / sizes.sum()).tolist()
+        if shares:  # each language its share, files within it by size; languages not named are left out
+            totals: dict[str, float] = {}
+            for size, language in zip(sizes, self.languages):
+                totals[language] = totals.get(language, 0.0) + size
+            present = {k: v for k, v in shares.items() if totals.get(k)}
+            sizes = np.asarray([size / totals[lang] * present[lang] if lang in present else 0.0
+                                for size, lang in zip(sizes, self.languages)])
+        self.cumulative = np.cumsum(sizes / max(sizes.sum(), 1e-12))
         self._files: dict[int, TokFile] = {}
         self._nodes: dict[int, list[tuple[int, int]]] = {}
 
@@ -73,11 +86,13 @@ class Corpus:
 
     def nodes(self, index: int) -> list[tuple[int, int]]:
         if index not in self._nodes:
-            self._nodes[index] = node_spans(self.texts[index])
+            self._nodes[index] = node_spans(self.texts[index]) if self.languages[index] == "python" else []
         return self._nodes[index]
 
     def pick(self, rng: random.Random) -> int:
-        return rng.choices(range(len(self.texts)), self.weights)[0]
+        """A file, by its share of the corpus's characters."""
+        return min(int(np.searchsorted(self.cumulative, rng.random() * self.cumulative[-1], side="right")),
+                   len(self.texts) - 1)
 
 
 def node_spans(text: str) -> list[tuple[int, int]]:
@@ -123,27 +138,31 @@ def choose_window(corpus: Corpus, rng: random.Random, width: int) -> Window:
     return Window(index, start, min(width - 1, len(tf.ids) - start))
 
 
-def sample_gaps(corpus: Corpus, window: Window, rng: random.Random, points: int, min_prefix: int = 8) -> list[Gap]:
+def sample_gaps(corpus: Corpus, window: Window, rng: random.Random, points: int, min_prefix: int = 8,
+                max_lines: int = MAX_LINES) -> list[Gap]:
     """Gaps whose middles lie in the window (window indices >= min_prefix), in groups that end at the same
-    token and so share their right context: `points` such ends, two or three gaps each."""
+    token and so share their right context: `points` such ends, two or three gaps each, of at most
+    `max_lines` lines."""
     tf = corpus.file(window.file)
     lo, hi = window.start + min_prefix - 1, window.start + window.length  # file index bounds for a, b
     gaps: list[Gap] = []
     for _ in range(points * 3):
         if len(gaps) >= 3 * points:
             break
-        cuts = _line_cuts(tf, rng, lo, hi) if rng.random() < 0.75 else _node_cuts(corpus, window.file, tf, rng, lo, hi)
+        use_lines = rng.random() < 0.75 or not corpus.nodes(window.file)
+        cuts = _line_cuts(tf, rng, lo, hi, max_lines) if use_lines else _node_cuts(corpus, window.file, tf, rng, lo, hi)
         cuts = [(a, b, kind) for a, b, kind in dict.fromkeys(cuts)
-                if 0 < b - a <= MAX_MIDDLE and tf.text[tf.offsets[a] : _offset(tf, b)].strip()]
+                for middle in [tf.text[tf.offsets[a] : _offset(tf, b)]]
+                if 0 < b - a <= MAX_MIDDLE and middle.strip() and middle.count("\n") <= max_lines]
         if not cuts:
             continue
         b = cuts[0][1]
-        right = tf.ids[b : b + _right_length(rng)]
+        right = tf.ids[b : b + right_length(rng)]
         gaps.extend(Gap(a - window.start + 1, b - window.start + 1, right, kind) for a, b, kind in cuts)
     return gaps
 
 
-def _right_length(rng: random.Random) -> int:
+def right_length(rng: random.Random) -> int:
     """Log-uniform in [4, MAX_RIGHT] (median ~32), and none at all 8% of the time (a gap at the end of a file)."""
     return 0 if rng.random() < 0.08 else int(math.exp(rng.uniform(math.log(4), math.log(MAX_RIGHT))))
 
@@ -152,15 +171,16 @@ def _offset(tf: TokFile, index: int) -> int:
     return int(tf.offsets[index]) if index < len(tf.offsets) else len(tf.text)
 
 
-def _line_cuts(tf: TokFile, rng: random.Random, lo: int, hi: int) -> list[tuple[int, int, str]]:
-    """Gaps ending at one line break: the line before it, a few lines before it, the rest of that line."""
+def _line_cuts(tf: TokFile, rng: random.Random, lo: int, hi: int, max_lines: int) -> list[tuple[int, int, str]]:
+    """Gaps ending at one line break: the line before it, a few lines before it (up to `max_lines`), the
+    rest of that line."""
     breaks = tf.breaks
     first, last = bisect.bisect_left(breaks, lo), bisect.bisect_right(breaks, hi) - 1
     if last <= first:
         return []
     i = rng.randrange(first + 1, last + 1)
     b = int(breaks[i])
-    n = min(2 + int(rng.expovariate(1 / 1.5)), MAX_LINES, i - first)
+    n = min(2 + int(rng.expovariate(1 / 1.5)), max_lines, i - first)
     cuts = [(int(breaks[i - 1]), b, "lines"), (int(breaks[i - n]), b, "lines")]
     line_start = int(breaks[i - 1])
     if b - line_start >= 3:

@@ -24,9 +24,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from engine.models.anchored import AnchoredModel, GapAdapt, right_start
+from engine.models.anchored import AnchoredModel, right_start
 from engine.models.layers import ForwardContext, LayerKV, apply_rotary, rotary_tables
 from training.gaps import Gap
+from training.row_attention import Causal, GapSlice, RowAttention, RowKeys, block_causal
 
 IGNORE = -100
 
@@ -52,7 +53,7 @@ def build_rows(window: np.ndarray, gaps: list[Gap], mask_id: int, eos_id: int, m
         for i, token in enumerate(middle):
             _add(rows, token, gap.a + i, targets[i], g, 0, i, 0)
         for j in range(1, mask_blocks + 1):
-            k = rng.randrange(0, length)
+            k = max(0, length - rng.randint(1, block_masks)) if gap.at_end else rng.randrange(0, length)
             for i in range(k, min(k + block_masks, length)):
                 _add(rows, mask_id, gap.a + i, targets[i], g, j, i, k)
     return rows
@@ -68,26 +69,26 @@ def _add(rows: Rows, token: int, position: int, target: int, gap: int, block: in
     rows.block_k.append(k)
 
 
-class ConcatContext(ForwardContext):
-    """Keys = fixed K/V handed in (window and right contexts) followed by the queries' own."""
-
-    def __init__(self, fixed: list[LayerKV], adapt: GapAdapt) -> None:
-        super().__init__([None] * len(fixed), adapt=adapt)
-        self.fixed = fixed
-
-    def keys(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return torch.cat([self.fixed[layer].k, k], 2), torch.cat([self.fixed[layer].v, v], 2)
-
-
-def causal_kv(model: AnchoredModel, ids: torch.Tensor, positions: torch.Tensor) -> list[LayerKV]:
-    """K/V of a causal base forward over ids (1, T) (no adapter, no gradients)."""
-    t = ids.shape[1]
-    causal = torch.ones(t, t, dtype=torch.bool, device=ids.device).tril()[None, None]
-    adapt = GapAdapt(model.adapter, torch.zeros_like(ids, dtype=torch.bool), causal, None)
-    ctx = ForwardContext([None] * model.shape.num_hidden_layers, adapt=adapt)
+def fixed_kv(model: AnchoredModel, window: np.ndarray, rights: list[np.ndarray], eos_id: int) -> tuple[list[LayerKV], list[int]]:
+    """Each layer's K/V (no gradients) of the window (causal, positions 0..) followed by every right
+    context + end-of-text (each causal over itself, positions 0.., all in one forward); and the rights'
+    lengths."""
+    device = model.lm_head.weight.device
+    layers = model.shape.num_hidden_layers
+    window_ctx = ForwardContext([None] * layers, adapt=Causal())
+    parts = [np.append(r, eos_id) for r in rights]
+    lengths = [len(p) for p in parts]
+    right_ctx = ForwardContext([None] * layers, attn_mask=block_causal(lengths, device))
     with torch.no_grad():
-        run_layers(model, ids, positions, ctx)
-    return [layer for layer in ctx.layers if layer is not None]
+        run_layers(model, torch.tensor(np.asarray(window)[None], dtype=torch.long, device=device),
+                   torch.arange(len(window), device=device)[None], window_ctx)
+        run_layers(model, torch.tensor(np.concatenate(parts)[None], dtype=torch.long, device=device),
+                   torch.cat([torch.arange(n, device=device) for n in lengths])[None], right_ctx)
+    out = []
+    for w, r in zip(window_ctx.layers, right_ctx.layers):
+        assert w is not None and r is not None
+        out.append(LayerKV(torch.cat([w.k, r.k], 2), torch.cat([w.v, r.v], 2)))
+    return out, lengths
 
 
 def run_layers(model: AnchoredModel, ids: torch.Tensor, positions: torch.Tensor, ctx: ForwardContext) -> torch.Tensor:
@@ -98,10 +99,10 @@ def run_layers(model: AnchoredModel, ids: torch.Tensor, positions: torch.Tensor,
     return x
 
 
-def shifted(layer: LayerKV, delta: int, model: AnchoredModel) -> LayerKV:
-    pos = torch.full((1, layer.k.shape[2]), delta, device=layer.k.device)
-    cos, sin = rotary_tables(pos, model.head_dim, model.shape.rope_theta, layer.k.dtype)
-    return LayerKV(apply_rotary(layer.k, cos, sin), layer.v)
+def _rotated(k: torch.Tensor, delta: int, model: AnchoredModel) -> torch.Tensor:
+    pos = torch.full((1, k.shape[2]), delta, device=k.device)
+    cos, sin = rotary_tables(pos, model.head_dim, model.shape.rope_theta, k.dtype)
+    return apply_rotary(k, cos, sin)
 
 
 def packed_logits(model: AnchoredModel, window: np.ndarray, gaps: list[Gap], rows: Rows, eos_id: int,
@@ -110,48 +111,52 @@ def packed_logits(model: AnchoredModel, window: np.ndarray, gaps: list[Gap], row
     device = model.lm_head.weight.device
     room = model.adapter.shape.gap_room
     w = len(window)
-    prefix = causal_kv(model, torch.tensor(window[None], dtype=torch.long, device=device),
-                       torch.arange(w, device=device)[None])
-    rights = []
-    computed: dict[int, list[LayerKV]] = {}  # gaps ending at the same token share one right context
+    distinct: dict[int, int] = {}  # gaps ending at the same token share one right context
     for gap in gaps:
-        if id(gap.right) not in computed:
-            ids = torch.tensor(np.append(gap.right, eos_id)[None], dtype=torch.long, device=device)
-            computed[id(gap.right)] = causal_kv(model, ids, torch.arange(ids.shape[1], device=device)[None])
-        length = len(gap.right) + 1
-        rights.append([shifted(layer, right_start(gap.a, length, room), model) for layer in computed[id(gap.right)]])
-    fixed = [LayerKV(torch.cat([prefix[i].k] + [r[i].k for r in rights], 2),
-                     torch.cat([prefix[i].v] + [r[i].v for r in rights], 2)) for i in range(len(prefix))]
-    allowed, right = row_masks(gaps, rows, w, [len(g.right) + 1 for g in gaps], device)
+        distinct.setdefault(id(gap.right), len(distinct))
+    rights = {key: gap.right for gap in gaps for key in [id(gap.right)]}
+    computed, lengths = fixed_kv(model, window, [rights[key] for key in distinct], eos_id)
+    starts = np.cumsum([w] + lengths)
+    slices, fixed_k, fixed_v, offset = [], [[] for _ in computed], [[] for _ in computed], 0
+    bounds = _row_bounds(rows, len(gaps))
+    for g, gap in enumerate(gaps):
+        j = distinct[id(gap.right)]
+        s0, length = int(starts[j]), lengths[j]
+        delta = right_start(gap.a, length, room)
+        for i, layer in enumerate(computed):
+            fixed_k[i].append(_rotated(layer.k[:, :, s0 : s0 + length], delta, model))
+            fixed_v[i].append(layer.v[:, :, s0 : s0 + length])
+        r0, r1 = bounds[g]
+        slices.append(GapSlice((r0, r1), gap.a, (offset, offset + length), _among(rows, r0, r1),
+                               torch.tensor([b == 0 for b in rows.block[r0:r1]])))
+        offset += length
+    fixed = [LayerKV(torch.cat([layer.k[:, :, :w]] + ks, 2), torch.cat([layer.v[:, :, :w]] + vs, 2))
+             for layer, ks, vs in zip(computed, fixed_k, fixed_v)]
+    adapt = RowAttention(model.adapter, slices, fixed, w, enabled)
     ids = torch.tensor([rows.ids], device=device)
-    committed = torch.tensor([[b == 0 for b in rows.block]], device=device)
-    adapt = GapAdapt(model.adapter, torch.ones_like(ids, dtype=torch.bool), allowed, right & committed[:, None, :, None],
-                     enabled)
-    x = run_layers(model, ids, torch.tensor([rows.positions], device=device), ConcatContext(fixed, adapt))
+    x = run_layers(model, ids, torch.tensor([rows.positions], device=device),
+                   RowKeys(model.shape.num_hidden_layers, adapt))
     return model.lm_head(model.model.norm(x[0]))
 
 
-def row_masks(gaps: list[Gap], rows: Rows, width: int, right_lengths: list[int], device) -> tuple[torch.Tensor, torch.Tensor]:
-    """(allowed, right), (1, 1, R, width + sum(right_lengths) + R)."""
-    gap = torch.tensor(rows.gap)
-    block, offset, k = torch.tensor(rows.block), torch.tensor(rows.offset), torch.tensor(rows.block_k)
-    starts = torch.tensor([g.a for g in gaps])
-    n = len(rows.ids)
-    prefix = torch.arange(width)[None, :] < starts[gap][:, None]
-    bounds = np.cumsum([0] + right_lengths)
-    right_gap = torch.empty(int(bounds[-1]), dtype=torch.long)
-    for g in range(len(gaps)):
-        right_gap[int(bounds[g]) : int(bounds[g + 1])] = g
-    right = right_gap[None, :] == gap[:, None]
-    same = gap[:, None] == gap[None, :]
+def _row_bounds(rows: Rows, n_gaps: int) -> list[tuple[int, int]]:
+    """Each gap's rows as a range (build_rows writes them gap by gap)."""
+    gap = np.asarray(rows.gap)
+    assert np.all(np.diff(gap) >= 0), "rows must be grouped by gap"
+    firsts = np.searchsorted(gap, np.arange(n_gaps + 1))
+    return [(int(firsts[g]), int(firsts[g + 1])) for g in range(n_gaps)]
+
+
+def _among(rows: Rows, r0: int, r1: int) -> torch.Tensor:
+    """Which of its gap's rows each row sees: a committed row the committed rows up to itself; a mask
+    block row its block's k committed rows and its own block's rows up to itself (`anchored.attention`)."""
+    block = torch.tensor(rows.block[r0:r1])
+    offset, k = torch.tensor(rows.offset[r0:r1]), torch.tensor(rows.block_k[r0:r1])
     before = offset[None, :] <= offset[:, None]
     committed_key = block[None, :] == 0
     committed_seen = torch.where(block[:, None] == 0, before, offset[None, :] < k[:, None])
     own_block = (block[None, :] == block[:, None]) & (block[:, None] > 0) & before
-    among = same & ((committed_key & committed_seen) | own_block)
-    allowed = torch.cat([prefix, right, among], 1)
-    right_full = torch.cat([torch.zeros_like(prefix), right, torch.zeros(n, n, dtype=torch.bool)], 1)
-    return allowed[None, None].to(device), right_full[None, None].to(device)
+    return (committed_key & committed_seen) | own_block
 
 
 def loss_of(logits: torch.Tensor, rows: Rows) -> tuple[torch.Tensor, dict[str, float]]:

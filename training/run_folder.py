@@ -1,5 +1,12 @@
-"""A training run's folder (state.pt for --resume, best.pt, log.jsonl, args.json) and the export of its best
-adapter into a model folder."""
+"""A training run's folder (state.pt for --resume, best.pt, log.jsonl, args.json, compact/) and the export of
+its best adapter into a model folder.
+
+`compact/` is what a later session needs to go on when the run folder itself is lost (the machine does not
+survive a session): the latest adapter in float16 (`adapter.safetensors`, 9.8 MB at rank 16) and
+`state.json` (step, windows, time, best score, the data sampler's RNG state, the arguments). The optimizer's
+moments (two float32 copies of the adapter, 39 MB) are left out: `--resume-from` restarts AdamW warm from
+the adapter, with a short re-warmup of the learning rate, and the schedule goes on at the saved step.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 
 from engine.families.anchored_load import ADAPTER_FILE, build_anchored
 from engine.loading.gguf_base import base_folder, read_shape
@@ -28,13 +35,17 @@ class Special:
     mask: int
 
 
-def build_model(base: str, shape: AdapterShape, device: torch.device) -> tuple[AnchoredModel, Any, Special]:
+def tokenizer_of(base: str) -> Any:
     from transformers import AutoTokenizer
 
-    model, folder = build_anchored(base, shape, device, torch.float32)
+    return AutoTokenizer.from_pretrained(str(base_folder(base)))
+
+
+def build_model(base: str, shape: AdapterShape, device: torch.device) -> tuple[AnchoredModel, Any, Special]:
+    model, _ = build_anchored(base, shape, device, torch.float32)
     for p in model.adapter.parameters():
         p.requires_grad_(True)
-    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    tokenizer = tokenizer_of(base)
     return model, tokenizer, Special(tokenizer.convert_tokens_to_ids(EOS_TOKEN), model.mask_id)
 
 
@@ -57,11 +68,10 @@ class RunFolder:
         with (self.path / "log.jsonl").open("a") as f:
             f.write(json.dumps(fields) + "\n")
 
-    def save_state(self, model: AnchoredModel, optimizer, step: int, elapsed: float, best: float | None,
-                   rng: random.Random) -> None:
+    def save_state(self, model: AnchoredModel, optimizer: Any, counters: dict[str, Any], rng: random.Random) -> None:
         _atomic_save({"adapter": model.adapter.state_dict(), "shape": model.adapter.shape.__dict__,
-                      "optimizer": optimizer.state_dict(), "step": step, "elapsed": elapsed, "best": best,
-                      "rng": rng.getstate()}, self.path / "state.pt")
+                      "optimizer": optimizer.state_dict(), "counters": dict(counters), "rng": rng.getstate()},
+                     self.path / "state.pt")
 
     def load_state(self) -> dict[str, Any]:
         if not (self.path / "state.pt").exists():
@@ -72,10 +82,30 @@ class RunFolder:
         _atomic_save({"adapter": model.adapter.state_dict(), "shape": model.adapter.shape.__dict__,
                       "step": step, "score": score}, self.path / "best.pt")
 
+    def save_compact(self, model: AnchoredModel, counters: dict[str, Any]) -> None:
+        folder = self.path / "compact"
+        folder.mkdir(exist_ok=True)
+        state = {k: v.detach().to(torch.float16).contiguous() for k, v in model.adapter.state_dict().items()}
+        save_file(state, str(folder / "adapter.safetensors.tmp"), metadata={"format": "pt"})
+        (folder / "adapter.safetensors.tmp").replace(folder / "adapter.safetensors")
+        tmp = folder / "state.json.tmp"
+        tmp.write_text(json.dumps(counters, indent=1) + "\n")
+        tmp.replace(folder / "state.json")
+        if (self.path / "log.jsonl").exists():
+            shutil.copyfile(self.path / "log.jsonl", folder / "log.jsonl")
+
     def load_best(self) -> dict[str, Any]:
         if not (self.path / "best.pt").exists():
             raise SystemExit(f"{self.path / 'best.pt'}: no best adapter yet")
         return torch.load(self.path / "best.pt", map_location="cpu", weights_only=False)
+
+
+def load_compact(folder: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """(adapter state in float32, counters) of a compact state folder (RunFolder.save_compact)."""
+    if not (folder / "state.json").is_file() or not (folder / "adapter.safetensors").is_file():
+        raise SystemExit(f"{folder}: no compact run state (state.json and adapter.safetensors)")
+    state = {k: v.float() for k, v in load_file(str(folder / "adapter.safetensors")).items()}
+    return state, json.loads((folder / "state.json").read_text())
 
 
 def export(run: RunFolder, target: Path, base: str = BASE) -> dict[str, Any]:

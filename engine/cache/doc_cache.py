@@ -78,6 +78,9 @@ class DocCache:
     def forget(self, doc_id: str) -> None:
         self._items.pop(doc_id, None)
 
+    def clear(self) -> None:
+        self._items.clear()
+
 
 def warm_layers(
     old: DocKV, new_ids: list[int], mask_id: int, model: Transformer

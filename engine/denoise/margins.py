@@ -6,9 +6,11 @@ first one that does not keep it, the span's margin is the log-probability of tha
 log-probability of a token that would have kept the text, both from the logits the step chose it with. A
 family that writes left to right finalizes a span's tokens in order, so that context is exactly the text
 both continuations share: the margin is the model's own preference for changing the text there. A span may
-also carry a rival text (a rule's proposal): when the span's tokens before that point still spell it too,
-its rival margin is the best log-probability of a token that keeps the rival minus the best one that keeps
-the reference, from the same logits: how much the model prefers the rival's change to no change.
+also carry a rival text (a rule's proposal): at the first token that does not keep both texts (where the span
+parts from one of them, whether it keeps the reference there or not), its rival margin is the best
+log-probability of a token that keeps the rival minus the best one that keeps the reference, from the same
+logits: how much the model prefers the rival's change to no change. A span that keeps its text throughout
+still gets one, from the point where the rival parted from it.
 """
 
 from __future__ import annotations
@@ -35,8 +37,19 @@ def record_margins(batch: CanvasBatch, targets: torch.Tensor, logits: torch.Tens
             seg = batch.x[b, start:end].tolist()
             drafted = batch.drafts[b, start:end].tolist() if batch.drafts is not None else [False] * len(seg)
             final = next((j for j, t in enumerate(seg) if t == batch.mask_id or drafted[j]), len(seg))
+            rival = row.rival_of(i)
             j = row.kept.get(i, 0)
-            while j < final and seg[j] not in end_ids and ref.follows(seg[:j], seg[j]):
+            while j < final:
+                keeps = ref.follows(seg[:j], seg[j])
+                if (rival is not None and i not in row.rival_margins and not (keeps and rival.follows(seg[:j], seg[j]))
+                        and all(rival.follows(seg[:k], seg[k]) for k in range(j))):
+                    m = int(order[b, start + j])  # where the written text parts from the reference or the rival
+                    if m >= 0:
+                        scores = torch.log_softmax(logits[m].float(), -1)
+                        row.rival_margins[i] = (_best(scores, rival.alternatives(seg[:j]) or end_ids)
+                                                - _best(scores, ref.alternatives(seg[:j]) or end_ids))
+                if not keeps or seg[j] in end_ids:
+                    break
                 j += 1
             row.kept[i] = j
             if j >= final or (seg[j] in end_ids and ref.follows(seg[:j], seg[j])):
@@ -46,11 +59,7 @@ def record_margins(batch: CanvasBatch, targets: torch.Tensor, logits: torch.Tens
                 row.margins[i] = 0.0
                 continue
             scores = torch.log_softmax(logits[m].float(), -1)
-            best = _best(scores, ref.alternatives(seg[:j]) or end_ids)
-            row.margins[i] = float(scores[seg[j]]) - best
-            rival = row.rival_of(i)
-            if rival is not None and all(rival.follows(seg[:k], seg[k]) for k in range(j)):
-                row.rival_margins[i] = _best(scores, rival.alternatives(seg[:j]) or end_ids) - best
+            row.margins[i] = float(scores[seg[j]]) - _best(scores, ref.alternatives(seg[:j]) or end_ids)
 
 
 def _best(scores: torch.Tensor, ids: frozenset[int]) -> float:

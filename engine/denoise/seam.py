@@ -27,7 +27,7 @@ import torch
 
 from engine.denoise.drafting import DraftPolicy
 from engine.denoise.policies import Schedule, dream_schedule
-from engine.kernels.calibration import UNMEASURED, Calibration
+from engine.kernels.calibration import UNMEASURED, Calibration, PendingCalibration
 from engine.models.block import BlockDecoding
 from engine.models.transformer import ModelShape, Transformer
 from engine.types import SpecialTokens
@@ -174,7 +174,9 @@ class Family:
 @dataclass
 class LoadedModel:
     """A model ready to denoise: its family, network, tokenizer and special tokens, where it runs, and
-    `calibration`: what this machine runs fastest for the model (`engine.loading.calibrate`), applied."""
+    `calibration`: what this machine runs fastest for the model (`engine.loading.calibrate`), applied;
+    `pending`: its measurement, when the load applied a default calibration until it is done
+    (`engine.loading.tuning`)."""
 
     folder: Path
     family: Family
@@ -185,6 +187,7 @@ class LoadedModel:
     device: torch.device
     dtype: torch.dtype
     calibration: Calibration = UNMEASURED
+    pending: PendingCalibration | None = None
     drafting: DraftPolicy = field(init=False)
 
     def __post_init__(self) -> None:

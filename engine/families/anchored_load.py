@@ -88,13 +88,15 @@ def load_anchored(spec: LoadSpec, family: Family) -> LoadedModel:
     except KeyError as exc:
         raise ModelLoadError(f"model {spec.spec}: config.json has no {exc}") from None
     tokenizer = fast_tokenizer(spec.spec, base)
+    pending = None
     if restored is not None:
         model, calibration = restored  # type: ignore[assignment]
     else:
-        calibration = fit(model, dtype, dev, gguf_blocks(base, dev, dtype))
-        prepared.keep(kept, model, calibration)
+        calibration, pending = fit(model, dtype, dev, gguf_blocks(base, dev, dtype),
+                                   lambda found: prepared.keep(kept, model, found))
     max_length = min(int(cfg.get("context", cfg.get("max_position_embeddings", 4096))), CONTEXT_CAP)
     eos = int(cfg.get("eos_token_id", 0))
     special = SpecialTokens(mask_id=model.mask_id, eos_id=eos, pad_id=int(cfg.get("pad_token_id", eos)),
                             bos_id=int(cfg.get("bos_token_id", eos)))
-    return LoadedModel(spec.folder, family, model, tokenizer, special, max_length, dev, spec.dtype, calibration)
+    return LoadedModel(spec.folder, family, model, tokenizer, special, max_length, dev, spec.dtype, calibration,
+                       pending)

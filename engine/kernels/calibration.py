@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from engine.kernels.projections import COLUMNS, LINEAR, FusedProjections
 
@@ -50,3 +50,13 @@ class Calibration:
 
 
 UNMEASURED = Calibration({}, {}, ())
+
+
+class PendingCalibration(Protocol):
+    """A calibration still being measured while the model serves with a default one
+    (`engine.loading.tuning.BackgroundCalibration`)."""
+
+    def step(self) -> Calibration | None:
+        """Run one piece of the measurement on the thread that runs the model (between its requests); after
+        the last piece, the calibration, already applied to the model."""
+        ...

@@ -298,7 +298,7 @@ def _to_low(tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 
 @functools.cache
-def _packs_bfloat16() -> bool:
+def packs_bfloat16() -> bool:
     """Whether oneDNN runs bfloat16 products on this CPU (bfloat16 instructions or AMX tiles)."""
     return bool(torch.backends.mkldnn.is_available()  # type: ignore[no-untyped-call]
                 and torch.ops.mkldnn._is_mkldnn_bf16_supported())
@@ -311,7 +311,7 @@ def _packed(weight: torch.Tensor) -> torch.Tensor:
     of one SmolLM2 decoding step took 20 ms, about float32's time, where the packed matrix takes 13-15 ms
     for 1 to 16 rows (the memory bound: summing the same bytes takes 14 ms), with the same bits as F.linear
     for every row count up to 16 and the same bits for a row alone as beside others."""
-    if weight.dtype != torch.bfloat16 or weight.device.type != "cpu" or weight.is_meta or not _packs_bfloat16():
+    if weight.dtype != torch.bfloat16 or weight.device.type != "cpu" or weight.is_meta or not packs_bfloat16():
         return weight
     packed: torch.Tensor = torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), 1)
     return packed

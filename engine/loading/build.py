@@ -4,15 +4,14 @@ calibration)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
 from engine.denoise.seam import Family, LoadedModel, LoadSpec
 from engine.kernels.block_products import Blocks
-from engine.kernels.calibration import UNMEASURED, Calibration
-from engine.kernels.projections import BLOCKS, INT4
-from engine.loading.calibrate import calibration_for
+from engine.kernels.calibration import UNMEASURED, Calibration, PendingCalibration
 from engine.loading.checkpoint import CheckpointError, load_weights, weight_files
 from engine.loading.devices import INT8, engine_choice
 from engine.loading.tokenizer import load_tokenizer, special_tokens
@@ -38,11 +37,11 @@ def load_checkpoint(spec: LoadSpec, family: Family) -> LoadedModel:
         load_weights(model, files, family.rename, spec.device, spec.dtype)
     except CheckpointError as exc:
         raise ModelLoadError(f"model {spec.spec}: {exc}") from None
-    calibration = fit(model, spec.asked, spec.device)
+    calibration, pending = fit(model, spec.asked, spec.device)
     max_length = min(int(shape.max_position_embeddings), CONTEXT_CAP)
     special = special_tokens(family.token_config(spec.config, tokenizer), tokenizer, spec.folder)
     return LoadedModel(spec.folder, family, model, tokenizer, special, max_length, spec.device, spec.dtype,
-                       calibration)
+                       calibration, pending)
 
 
 def gguf_blocks(base: Path, device: torch.device, dtype: str | None) -> dict[str, Blocks] | None:
@@ -58,28 +57,31 @@ def gguf_blocks(base: Path, device: torch.device, dtype: str | None) -> dict[str
     return read_blocks(base, block_products.SUPPORTED)
 
 
-def fit(model: Transformer, dtype: str | None, device: torch.device,
-        blocks: dict[str, Blocks] | None = None) -> Calibration:
+def fit(model: Transformer, dtype: str | None, device: torch.device, blocks: dict[str, Blocks] | None = None,
+        then: Callable[[Calibration], object] | None = None) -> tuple[Calibration, PendingCalibration | None]:
     """Fuse for inference and pick the kernels: reduced-precision copies, and the checkpoint's own `blocks`
-    when it has them, only when no dtype was asked for (they do not keep float32 results)."""
+    when it has them, only when no dtype was asked for (they do not keep float32 results). Returns the
+    calibration applied and, when that is a default until this machine is measured, the measurement to run
+    between requests (`engine.loading.tuning`); `then` gets the calibration once it is final (now, or when
+    the measurement ends)."""
     from engine.kernels import block_products, int4_product
-    from engine.loading import quantize
+    from engine.loading import quantize, tuning
 
     model.eval()
     model.fuse_for_inference()
     if dtype == INT8:
         quantize.quantize_int8(model)
-        return UNMEASURED
+        return UNMEASURED, None
     if blocks and device.type == "cpu" and engine_choice(dtype):
         if block_products.available():
             quantize.attach_blocks(model, blocks)
         if int4_product.enabled():
             quantize.attach_int4(model, blocks)
-    calibration = calibration_for(model, device)
+    calibration, default = tuning.calibration_for(model, device)
     calibration.apply(model.products(), half=engine_choice(dtype))
-    for product in model.products():  # blocks no call runs: their memory and their runtime sessions go
-        if BLOCKS not in (*product.kernels, *product.mixed, product.wide):
-            product.blocks = None
-        if INT4 not in (*product.kernels, *product.mixed, product.wide):
-            product.int4 = None
-    return calibration
+    if default:  # the measurement races the blocks too: they stay until it is done
+        return calibration, tuning.BackgroundCalibration(model, engine_choice(dtype), then)
+    tuning.drop_unused_blocks(model.products())
+    if then is not None:
+        then(calibration)
+    return calibration, None

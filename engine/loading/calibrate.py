@@ -1,4 +1,5 @@
-"""What this machine runs fastest, measured once per machine and model shape and kept on disk.
+"""What this machine runs fastest for a model: the measurement (`engine.loading.tuning` decides when it runs
+and keeps what it finds on disk).
 
 A small model's step on a CPU is bound by reading its weights, and how fast a product runs depends on the
 row count in ways no rule of thumb gets right on every machine (float16 weights halve the bytes but have no
@@ -9,27 +10,20 @@ kernels for calls that mix text with gap rows and for calls of many rows, and me
 over k query rows costs against one over a single row (`row_cost`), which decides how far the sampler
 drafts (`engine.denoise.drafting`).
 
-Models whose weights fit in a CPU's caches (the tests' tiny models) are not measured: the defaults stand
-(`projections.default_kernels`, drafting as on a GPU), and results stay exactly float32. On CUDA nothing is
-measured either: rows are cheap there. The file lives under the user cache folder
-(`calibration/<key>.json`, the key naming the CPU, threads, torch version and model shape);
-`DCOMPLETE_CALIBRATION=off` skips it (float32 only, drafting by default).
+The measurement runs in pieces (`measuring`, a generator: `Steps`), so that a server can run it between
+requests; `measure` runs it to the end.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import platform
 import time
-from dataclasses import asdict
-from pathlib import Path
+from collections.abc import Generator
+from typing import TypeVar, cast
 
 import torch
 import torch.nn.functional as F
 
-from engine.kernels.calibration import EXACT, UNMEASURED, VERSION, Calibration
+from engine.kernels.calibration import EXACT, Calibration
 from engine.kernels.projections import (
     BLOCKS,
     INT4,
@@ -44,7 +38,6 @@ from engine.kernels.projections import (
 from engine.models.layers import decoding_attention
 from engine.models.transformer import Transformer
 
-MIN_WEIGHT_BYTES = 32 << 20  # below this the weights stay in cache: nothing to gain from float16
 ROW_COUNTS = (1, 2, 4, 8, 16)
 DECODE_WEIGHTS = {1: 0.6, 2: 0.2, 4: 0.1, 8: 0.05, 16: 0.05}  # share of decoding rows per row count (a guess)
 HOPELESS = 1.5  # a candidate this much slower than the fastest after a round is not timed again
@@ -52,47 +45,29 @@ COST_ROWS = (1, 2, 3, 5, 9, 16)  # query rows whose forward is timed for `row_co
 MOST_ROWS = max(COST_ROWS)
 WIDE_ROWS = (48, MAX_WIDE_ROWS)  # rows of the calls timed for the kernel of calls over MAX_TABLE_ROWS rows
 QUANTIZED = (BLOCKS, INT4)  # kernels on the checkpoint's own blocks: only some products have them
-
-
-def calibration_for(model: Transformer, device: torch.device) -> Calibration:
-    """This machine's calibration for `model` (fused), from the cache folder or measured now and kept."""
-    weights = sum(p.weight.numel() * p.weight.element_size() for p in model.products())
-    if (device.type != "cpu" or weights < MIN_WEIGHT_BYTES
-            or os.environ.get("DCOMPLETE_CALIBRATION", "") == "off"):
-        return UNMEASURED
-    path = _path(model)
-    try:
-        data = json.loads(path.read_text())
-        if data.get("version") == VERSION:
-            return Calibration.from_json(data)
-    except (OSError, ValueError, KeyError):
-        pass
-    found = measure(model)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_suffix(f".{os.getpid()}.tmp")
-    temp.write_text(json.dumps({"version": VERSION, **asdict(found)}, indent=1) + "\n")
-    temp.replace(path)
-    return found
-
-
-def _path(model: Transformer) -> Path:
-    from engine.loading.gguf_base import cache_root
-
-    shapes = ",".join(sorted({p.shape_key + "|" + ",".join(p.available) + (p.blocks.kind if p.blocks else "")
-                              for p in model.products()}))
-    what = f"{platform.machine()}|{_cpu_name()}|{torch.get_num_threads()}|{torch.__version__}|{shapes}"
-    return cache_root() / "calibration" / f"{hashlib.sha256(what.encode()).hexdigest()[:24]}.json"
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
-    except OSError:
-        return platform.processor()
+T = TypeVar("T")
+Steps = Generator[None, None, T]
+"""A measurement in pieces: each `next` runs one piece (about one forward, or one product's copies) and the
+generator returns its result. Between pieces the caller may run the model for other work, provided it puts
+back the products' kernel state the measurement left (`engine.loading.background`); no piece leaves a
+thread-local mode (inference mode) set across a yield."""
 
 
 def measure(model: Transformer) -> Calibration:
+    """This machine's calibration for `model` (fused), measured now."""
+    return run(measuring(model))
+
+
+def run(steps: Steps[T]) -> T:
+    """What `steps` returns, its pieces run one after the other."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return cast(T, done.value)
+
+
+def measuring(model: Transformer) -> Steps[Calibration]:
     """Choose the kernel by timing whole forwards, then measure the forward's row cost.
 
     Kernels timed alone mislead: inside a forward they share the memory bus and the caches with every
@@ -102,7 +77,7 @@ def measure(model: Transformer) -> Calibration:
     chose differed from run to run. So each candidate is one kernel for every product (where a product
     lacks it, `linear`), timed as full forwards over 1..16 query rows against a short cache. Decoding
     takes the fastest kernel among those that give a row the same bits whatever rows run beside it
-    (`_row_invariant`: on an AVX2 machine only `half`; on a 2-core Xeon with AVX-512 and AMX `bfloat16`
+    (`row_invariant`: on an AVX2 machine only `half`; on a 2-core Xeon with AVX-512 and AMX `bfloat16`
     and `blocks`, not `half`; the float32 kernels change the last bits with the row count, which flips
     near-ties between a step that verifies drafts and one-token-per-step decoding); the exact table takes,
     per row count, the faster of the float32 kernels, and the table for calls that mix text rows with gap
@@ -115,38 +90,51 @@ def measure(model: Transformer) -> Calibration:
     products = model.products()
     for p in products:
         p.set_kernels((*LOW, *(LINEAR,) * (MAX_TABLE_ROWS - len(LOW))))  # makes the copies `_race` times
+        yield
     kernels = [k for k in KERNELS if k not in QUANTIZED and any(k in p.available for p in products)]
     timer = _ForwardTimer(model)
-    timed = _race(timer, products, kernels, ROW_COUNTS)
-    steady = [k for k in kernels if _row_invariant(products, k)] or kernels
-    fastest = min(steady, key=lambda k: decode_cost(timed[k]))
+    yield
+    timed = yield from _race(timer, products, kernels, ROW_COUNTS)
+    steady = []
+    for k in kernels:
+        if row_invariant(products, k):
+            steady.append(k)
+        yield
+    fastest = min(steady or kernels, key=lambda k: decode_cost(timed[k]))
     exact = _table({rows: min(EXACT, key=lambda k: timed[k][rows]) for rows in ROW_COUNTS})
     mixed = _table({rows: min((fastest, *EXACT), key=lambda k: timed[k][rows]) for rows in ROW_COUNTS})
     for p in products:
         p.set_kernels((fastest,) * MAX_TABLE_ROWS)
-    decoding = _quantized_kernel(timer, products, fastest)
+        yield
+    decoding = yield from _quantized_kernel(timer, products, fastest)
     tables = {p.shape_key: ((decoding if decoding in p.available else fastest),) * MAX_TABLE_ROWS for p in products}
     for p in products:
         p.wide = fastest  # its reduced copy stays for `_wide_kernel` to time
         p.set_kernels(tables[p.shape_key])
-    wide = _wide_kernel(timer, products, fastest)
+        yield
+    wide = yield from _wide_kernel(timer, products, fastest)
     for p in products:
         p.mixed = mixed
-    return Calibration(tables, {p.shape_key: exact for p in products}, _row_cost(timer), wide, mixed,
-                       steady_rows(products, wide))
+    row_cost = yield from _row_cost(timer)
+    steady_pieces = yield from steady_rows(products, wide)
+    return Calibration(tables, {p.shape_key: exact for p in products}, row_cost, wide, mixed, steady_pieces)
 
 
-def _quantized_kernel(timer: _ForwardTimer, products: list[FusedProjections], fastest: Kernel) -> Kernel:
+def _quantized_kernel(timer: _ForwardTimer, products: list[FusedProjections], fastest: Kernel) -> Steps[Kernel]:
     """The decoding kernel: `fastest`, or a kernel on the checkpoint's own blocks where one is row-invariant
     and faster in whole forwards, the products without blocks keeping `fastest`."""
-    candidates = [k for k in QUANTIZED if any(k in p.available for p in products) and _row_invariant(products, k)]
+    candidates = []
+    for k in QUANTIZED:
+        if any(k in p.available for p in products) and row_invariant(products, k):
+            candidates.append(k)
+        yield
     if not candidates:
         return fastest
-    timed = _race(timer, products, [fastest, *candidates], ROW_COUNTS, fallback=fastest)
+    timed = yield from _race(timer, products, [fastest, *candidates], ROW_COUNTS, fallback=fastest)
     return min([fastest, *candidates], key=lambda k: decode_cost(timed[k]))
 
 
-def _wide_kernel(timer: _ForwardTimer, products: list[FusedProjections], decoding: Kernel) -> Kernel:
+def _wide_kernel(timer: _ForwardTimer, products: list[FusedProjections], decoding: Kernel) -> Steps[Kernel]:
     """The kernel for calls of more than MAX_TABLE_ROWS rows (a prefill, or the few dozen rows of a step
     after an edit), timed as whole forwards at WIDE_ROWS rows, the kernels taking turns: a float32 kernel,
     or the decoding kernel when that is a reduced-precision copy (`LOW`) and faster. Timed alone `columns`
@@ -162,13 +150,15 @@ def _wide_kernel(timer: _ForwardTimer, products: list[FusedProjections], decodin
                 for p in products:
                     p.wide = kernel
                 best[kernel] = min(best[kernel], timer(rows, decoding=False))
+                yield
         for kernel in candidates:
             timed[kernel] += best[kernel]
     return min(candidates, key=timed.__getitem__)
 
 
 def _race(timer: _ForwardTimer, products: list[FusedProjections], candidates: list[Kernel],
-          row_counts: tuple[int, ...], rounds: int = 5, fallback: Kernel = LINEAR) -> dict[Kernel, dict[int, float]]:
+          row_counts: tuple[int, ...], rounds: int = 5,
+          fallback: Kernel = LINEAR) -> Steps[dict[Kernel, dict[int, float]]]:
     """The fastest of `rounds` forwards at each row count with each candidate kernel for every product
     (`fallback` where a product lacks it), in milliseconds, the candidates taking turns within each round:
     other work on the machine then slows every candidate alike instead of whichever happened to run while
@@ -182,18 +172,20 @@ def _race(timer: _ForwardTimer, products: list[FusedProjections], candidates: li
     for kernel in candidates:  # warm-up: ONNX Runtime sessions, first touches
         use(kernel)
         timer(row_counts[0])
+        yield
     running = list(candidates)
     for _ in range(rounds):
         for kernel in running:
             use(kernel)
             for rows in row_counts:
                 best[kernel][rows] = min(best[kernel][rows], timer(rows))
+                yield
         fastest = min(decode_cost(best[k]) for k in running)
         running = [k for k in running if decode_cost(best[k]) < HOPELESS * fastest]
     return best
 
 
-def _row_invariant(products: list[FusedProjections], kernel: Kernel) -> bool:
+def row_invariant(products: list[FusedProjections], kernel: Kernel) -> bool:
     """Whether `kernel` gives each row of a 1..MOST_ROWS-row call exactly what it gives the row alone,
     for one product of every shape, in a plain call and in a decoding step's (the LoRA added)."""
     first: dict[str, FusedProjections] = {}
@@ -243,7 +235,7 @@ STEADY_PIECES = (256, 128, 64, 32, MAX_TABLE_ROWS)  # piece sizes `steady_rows` 
 STEADY_SAMPLES = (17, 24, 33, 48, 64, 100, 128, 150, 200, 256)  # row counts it checks up to a piece size
 
 
-def steady_rows(products: list[FusedProjections], wide: Kernel) -> dict[str, int]:
+def steady_rows(products: list[FusedProjections], wide: Kernel) -> Steps[dict[str, int]]:
     """Per weight shape, the most rows a call of the reduced-precision `wide` kernel may take in one piece
     (0: any number) and still give each row the bits it gets alone.
 
@@ -260,20 +252,25 @@ def steady_rows(products: list[FusedProjections], wide: Kernel) -> dict[str, int
     for p in products:
         first.setdefault(p.shape_key, p)
     generator = torch.Generator().manual_seed(0)
-    with torch.inference_mode():
-        for shape, p in first.items():
-            saved = p.wide, p.steady_rows
-            p.wide = wide
-            try:
-                for piece in (0, *STEADY_PIECES):
-                    p.steady_rows = piece
-                    counts = [r for r in STEADY_SAMPLES if not piece or r <= 2 * piece]
-                    if all(_keeps_bits(p, rows, generator) for rows in counts):
-                        if piece:
-                            found[shape] = piece
+    for shape, p in first.items():
+        saved = p.wide, p.steady_rows
+        try:
+            for piece in (0, *STEADY_PIECES):
+                counts = [r for r in STEADY_SAMPLES if not piece or r <= 2 * piece]
+                kept = True
+                for rows in counts:
+                    p.wide, p.steady_rows = wide, piece
+                    kept = _keeps_bits(p, rows, generator)
+                    p.wide, p.steady_rows = saved
+                    yield
+                    if not kept:
                         break
-            finally:
-                p.wide, p.steady_rows = saved
+                if kept:
+                    if piece:
+                        found[shape] = piece
+                    break
+        finally:
+            p.wide, p.steady_rows = saved
     return found
 
 
@@ -281,8 +278,9 @@ def _keeps_bits(p: FusedProjections, rows: int, generator: torch.Generator) -> b
     """Whether a call of `rows` text rows gives each row what it gets alone (by the `mixed` table, as a
     text row recomputed after an edit runs)."""
     x = torch.randn(1, rows, p.weight.shape[1], generator=generator)
-    alone = torch.cat([p.product(x[:, i : i + 1], p.width, mixed=True) for i in range(rows)], 1)
-    return torch.equal(p.product(x, p.width), alone)
+    with torch.inference_mode():
+        alone = torch.cat([p.product(x[:, i : i + 1], p.width, mixed=True) for i in range(rows)], 1)
+        return torch.equal(p.product(x, p.width), alone)
 
 
 def decode_cost(timed: dict[int, float]) -> float:
@@ -336,15 +334,17 @@ class _ForwardTimer:
             return (time.perf_counter() - started) * 1000
 
 
-def _row_cost(timer: _ForwardTimer) -> tuple[float, ...]:
+def _row_cost(timer: _ForwardTimer) -> Steps[tuple[float, ...]]:
     """A forward over k query rows relative to k = 1, for k = 1..MOST_ROWS (timed at COST_ROWS,
     interpolated between), with the kernels just chosen."""
     timed = dict.fromkeys(COST_ROWS, float("inf"))
     for k in COST_ROWS:
         timer(k)  # warm-up
+        yield
     for _ in range(5):  # row counts take turns, as candidates do in `_race`
         for k in COST_ROWS:
             timed[k] = min(timed[k], timer(k))
+            yield
     for k in COST_ROWS:  # more rows never cost less: a lower time is another row count's disturbed run
         timed[k] = min(timed[j] for j in COST_ROWS if j >= k)
     points = sorted(timed)

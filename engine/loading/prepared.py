@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import platform
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -40,8 +41,8 @@ def path_for(sources: Sequence[Path | None]) -> Path:
     as they do the modules that fuse the tensors) with the kernels calibration picks (the only load that
     keeps one), on this machine's CPU, threads and torch."""
     from engine.kernels import int4_product, projections
-    from engine.loading.calibrate import _cpu_name
     from engine.loading.gguf_base import cache_root
+    from engine.loading.tuning import cpu_name
     from engine.models import anchored, layers
 
     code = [Path(m.__file__) for m in (projections, layers, anchored, int4_product) if m.__file__]  # how tensors are made
@@ -50,7 +51,7 @@ def path_for(sources: Sequence[Path | None]) -> Path:
         if source is not None:
             stat = source.stat()
             stamps.append(f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}")
-    what = "|".join([*stamps, platform.machine(), _cpu_name(), str(torch.get_num_threads()),
+    what = "|".join([*stamps, platform.machine(), cpu_name(), str(torch.get_num_threads()),
                      torch.__version__, os.environ.get("DCOMPLETE_CALIBRATION", ""), os.environ.get("DCOMPLETE_INT4", ""), str(CALIBRATION_VERSION),
                      str(FORMAT)])
     return cache_root() / "prepared" / f"{hashlib.sha256(what.encode()).hexdigest()[:32]}.safetensors"
@@ -77,6 +78,7 @@ def save(path: Path, model: Transformer, calibration: Calibration) -> None:
             tensors[f"state.{name}"] = tensor.contiguous()
     meta = {"format": str(FORMAT), "calibration": json.dumps(asdict(calibration))}
     path.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale_temps(path.parent)
     temp = path.with_suffix(f".{os.getpid()}.tmp")
     try:
         save_file(tensors, str(temp), metadata=meta)
@@ -85,6 +87,24 @@ def save(path: Path, model: Transformer, calibration: Calibration) -> None:
         temp.unlink(missing_ok=True)
     for old in sorted(path.parent.glob("*.safetensors"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]:
         old.unlink(missing_ok=True)
+
+
+def sweep_stale_temps(folder: Path) -> None:
+    """Remove the temp files of writers that died mid-way (their process is gone): a gigabyte each."""
+    for temp in folder.glob("*.tmp"):
+        pid = temp.suffixes[-2][1:] if len(temp.suffixes) >= 2 else ""
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            temp.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process
+    return True
 
 
 def restore(path: Path, build_meta: Callable[[], Transformer]) -> tuple[Transformer, Calibration]:
@@ -142,11 +162,29 @@ def restored(path: Path | None, build_meta: Callable[[], Transformer]) -> tuple[
         return None
 
 
-def keep(path: Path | None, model: Transformer, calibration: Calibration) -> None:
-    """Keep the prepared weights of a model worth it (calibrated: big enough to gain from float16)."""
+def keep(path: Path | None, model: Transformer, calibration: Calibration) -> threading.Thread | None:
+    """Keep the prepared weights of a model worth it (calibrated: big enough to gain from float16), written
+    by a thread of their own (a gigabyte for the bundled model: seconds the model need not wait for; the
+    weights are only read meanwhile). The process waits for it before it exits."""
     if path is None or calibration == UNMEASURED or not keepable(model):
-        return
-    try:
-        save(path, model, calibration)
-    except OSError:
-        pass  # a read-only or full cache costs the next load its time, nothing else
+        return None
+
+    def write() -> None:
+        try:
+            save(path, model, calibration)
+        except OSError:
+            pass  # a read-only or full cache costs the next load its time, nothing else
+
+    writer = threading.Thread(target=write, name="dcomplete-prepared-weights")
+    writer.start()
+    _writers.append(writer)
+    return writer
+
+
+_writers: list[threading.Thread] = []
+
+
+def written() -> None:
+    """Wait until every prepared file this process started writing is written (or failed)."""
+    while _writers:
+        _writers.pop().join()

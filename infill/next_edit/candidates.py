@@ -131,9 +131,10 @@ def _lines_region(uri: str, index: LineIndex, first: int, last: int, kind: str) 
 
 
 def regions(edit: DocEdit, text: str, spec: LanguageSpec, others: Iterable[tuple[str, str, LanguageSpec]] = (),
-            most: int = MOST) -> list[Region]:
+            most: int = MOST, window: tuple[int, int] | None = None) -> list[Region]:
     """Candidate regions for the next edit after `edit` (the newest edit, of document `edit.uri` whose text
-    is now `text`), ranked; `others`: (uri, text, language) of the other open documents."""
+    is now `text`), ranked; `others`: (uri, text, language) of the other open documents. `window`: only
+    regions within these 0-based lines (inclusive) of `edit.uri` (a client's editable window)."""
     index = LineIndex(text)
     lines = text.split("\n")
     edited = Region(edit.uri, edit.line, max(edit.line, edit.end_line - 1), "edit", edit.start, edit.end)
@@ -143,6 +144,7 @@ def regions(edit: DocEdit, text: str, spec: LanguageSpec, others: Iterable[tuple
     def add(region: Region) -> None:
         if (len(picked) < most and not (region.uri == edited.uri and edited.first <= region.last
                                          and region.first <= edited.last)
+                and (window is None or region.uri == edit.uri and window[0] <= region.first and region.last <= window[1])
                 and not any(region.touches(r, texts[region.uri]) for r in picked)):
             picked.append(region)
 

@@ -37,6 +37,15 @@ AGGRESSIVENESS: dict[str, float] = {"low": 4.0, "medium": 1.5, "high": 0.0}
 """The margin (nats) the model's proposal must reach, per `nextEdit.aggressiveness`; chosen on bench.next_edit."""
 
 
+NOT_IN_PLACE = "writes a gap from the text before it alone, so it cannot rewrite a region in place"
+"""Why a model with `in_place` False gives no next edits (a block-diffusion checkpoint)."""
+
+
+def in_place(engine: EngineLike) -> bool:
+    """Whether the model reads the text after a gap, which rewriting a region where it stands needs."""
+    return engine.max_right != 0
+
+
 @dataclass(frozen=True)
 class NextEditSettings:
     aggressiveness: str = "medium"
@@ -84,7 +93,8 @@ class Judged:
 
 
 def _words(tokens: set[str] | frozenset[str]) -> set[str]:
-    return {t for t in tokens if _WORD.match(t)}
+    """The tokens that carry meaning: names, numbers, strings and comments (a `# noqa: UP045` edit is one)."""
+    return {t for t in tokens if _WORD.match(t) or t.startswith("#")}
 
 
 def shares_change(edit: DocEdit, old: str, new: str) -> bool:
@@ -170,9 +180,10 @@ class Proposal:
 def proposals(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
               params: DenoiseParams | None = None, settings: NextEditSettings = NextEditSettings(),
               others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
-              context: str = "") -> tuple[DocEdit | None, list[Proposal]]:
+              context: str = "", lines: tuple[int, int] | None = None) -> tuple[DocEdit | None, list[Proposal]]:
     """The newest edit of `document` in `history`, and the model's proposal for every candidate region after
-    it, ranked; `others`: the other open documents, `context`: repository context for the header."""
+    it, ranked; `others`: the other open documents, `context`: repository context for the header, `lines`:
+    only regions within these lines of `document` (`candidates.regions`)."""
     mine = [e for e in history if e.uri == document.uri]
     if not mine:
         return None, []
@@ -180,7 +191,7 @@ def proposals(engine: EngineLike, document: OpenDocument, history: Sequence[DocE
     spec = get_language(document.language)
     by_uri = {d.uri: d for d in (document, *others)}
     found = regions(edit, document.text, spec,
-                    [(d.uri, d.text, get_language(d.language)) for d in others], settings.most)
+                    [(d.uri, d.text, get_language(d.language)) for d in others], settings.most, lines)
     while True:
         jobs, places = [], []
         for uri in dict.fromkeys(r.uri for r in found):
@@ -213,10 +224,10 @@ def proposals(engine: EngineLike, document: OpenDocument, history: Sequence[DocE
 def propose(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
             params: DenoiseParams | None = None, settings: NextEditSettings = NextEditSettings(),
             others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
-            context: str = "") -> list[Judged]:
+            context: str = "", lines: tuple[int, int] | None = None) -> list[Judged]:
     """Every candidate region after the newest edit of `document` in `history`, judged (shown ones have
-    `shown`)."""
-    edit, made = proposals(engine, document, history, params, settings, others, cancel, context)
+    `shown`); `lines` as `proposals`."""
+    edit, made = proposals(engine, document, history, params, settings, others, cancel, context, lines)
     if edit is None:
         return []
     threshold = AGGRESSIVENESS[settings.aggressiveness]
@@ -227,8 +238,8 @@ def propose(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdi
 def suggest(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdit],
             params: DenoiseParams | None = None, settings: NextEditSettings = NextEditSettings(),
             others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
-            context: str = "") -> list[NextEdit]:
+            context: str = "", lines: tuple[int, int] | None = None) -> list[NextEdit]:
     """The next edits to show, best first (the candidates' rank: the nearest place that still holds what the
-    edit changed, below it before above it)."""
-    return [j.shown for j in propose(engine, document, history, params, settings, others, cancel, context)
+    edit changed, below it before above it); `lines` as `proposals`."""
+    return [j.shown for j in propose(engine, document, history, params, settings, others, cancel, context, lines)
             if j.shown is not None]

@@ -26,13 +26,13 @@ from engine import Engine
 from engine.batcher import Batcher, BatcherClosed, BatcherConfig, QueueFull
 from infill.feedback import FeedbackLog
 from infill.tickets import Supersede, Ticket
-from remote.server import compat_apis, document_form, llama_api, schemas, service, tabby_api
+from remote.server import compat_apis, document_form, edit_api, llama_api, schemas, service, tabby_api
 from remote.server.metrics import Metrics
 
 T = TypeVar("T")
 SUPERSEDE_HEADER = "x-dcomplete-supersede"
 ROUTES = ("/v1/completions", "/v1/fim/completions", "/infill", "/completion", "/v1/infill", "/v1/engine",
-          "/v1/models", "/health", "/v1/health", "/v1/events", "/metrics")
+          "/v1/models", "/health", "/v1/health", "/v1/events", "/metrics", "/v1/edit/completions")
 
 
 @dataclass(frozen=True)
@@ -160,6 +160,9 @@ async def completions(request: Request[Any, Any, Any]) -> Response[bytes] | Stre
     if shape.segments is not msgspec.UNSET and shape.prompt is msgspec.UNSET:
         server = _server(request)
         body = _decode(raw, lambda b: msgspec.json.decode(b, type=schemas.TabbyCompletion))
+        if body.mode == "next_edit_suggestion":
+            edited = await server.run(request, lambda ticket: edit_api.tabby_outcome(server.batcher, body, ticket))
+            return _json(tabby_api.completion_body(edited))
         job = tabby_api.completion_job(body)
         outcome = await server.run(request, lambda ticket: service.complete(server.batcher, job, ticket))
         return _json(tabby_api.completion_body(outcome))
@@ -187,6 +190,17 @@ async def _text(request: Request[Any, Any, Any], kind: type[Any], to_job: Callab
     if body.stream:
         return _events(to_events(outcome, server.name))
     return _json(to_body(outcome, server.name))
+
+
+@post("/v1/edit/completions", status_code=200)
+async def edit_completions(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
+    """Mercury Edit's next edit (`edit_api`). `model` is not checked: Continue picks its prompt by the name."""
+    server = _server(request)
+    body = await _read(request, schemas.EditCompletions)
+    outcome = await server.run(request, lambda ticket: edit_api.mercury_outcome(server.batcher, body, ticket))
+    if body.stream:
+        return _events(compat_apis.fim_events(outcome, server.name))
+    return _json(edit_api.mercury_body(outcome, server.name))
 
 
 @post("/infill", status_code=200)
@@ -339,7 +353,7 @@ def _count_requests(metrics: Metrics) -> Callable[[Any], Any]:
 def build_app(server: EngineServer, on_ready: Callable[[], None] | None = None) -> Litestar:
     app = Litestar(
         route_handlers=[completions, fim_completions, llama_infill, llama_completion, native_infill,
-                        engine_description, models, health, tabby_health, tabby_events, metrics],
+                        engine_description, models, health, tabby_health, tabby_events, metrics, edit_completions],
         before_request=_check_key,
         exception_handlers={Exception: _on_error},
         middleware=[_count_requests(server.metrics)],

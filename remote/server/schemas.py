@@ -222,6 +222,15 @@ class TabbySnippet(msgspec.Struct):
     score: float = 0.0
 
 
+class TabbyEditHistory(msgspec.Struct, kw_only=True):
+    """`segments.edit_history` of `mode: "next_edit_suggestion"`: the file before the user's edits, a unified
+    diff of them, and the file now."""
+
+    original_code: str
+    edits_diff: str
+    current_version: str
+
+
 class TabbySegments(msgspec.Struct, kw_only=True):
     prefix: str
     suffix: str | None = None
@@ -231,11 +240,12 @@ class TabbySegments(msgspec.Struct, kw_only=True):
     relevant_snippets_from_changed_files: list[TabbySnippet] | None = None
     relevant_snippets_from_recently_opened_files: list[TabbySnippet] | None = None
     clipboard: str | None = None
+    edit_history: TabbyEditHistory | None = None
 
 
 class TabbyCompletion(msgspec.Struct, kw_only=True):
-    """Tabby `POST /v1/completions` (`CompletionRequest`); `mode` is what later agents send ("standard",
-    "next_edit_suggestion"): only "standard" completes at the cursor."""
+    """Tabby `POST /v1/completions` (`CompletionRequest`); `mode` "standard" (the default) completes at the
+    cursor, "next_edit_suggestion" answers the next version of `segments.edit_history.current_version`."""
 
     language: str | None = None
     segments: TabbySegments | None = None
@@ -243,6 +253,27 @@ class TabbyCompletion(msgspec.Struct, kw_only=True):
     temperature: float | None = None
     seed: int | None = None
     mode: str | None = None
+    aggressiveness: str | None = None  # dcomplete's: how sure a next edit must be (low, medium, high)
+
+
+class EditMessage(msgspec.Struct, kw_only=True):
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+
+class EditCompletions(msgspec.Struct, kw_only=True):
+    """Inception's `POST /v1/edit/completions` (Mercury Edit; Continue's Next Edit sends it): the last user
+    message holds the tagged sections (`edit_api`); a system message is read past. `language` and
+    `aggressiveness` are dcomplete's (default: by the file's extension; "medium")."""
+
+    messages: list[EditMessage]
+    model: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stream: bool = False
+    language: str | None = None
+    aggressiveness: str | None = None
 
 
 class TabbyEvent(msgspec.Struct, kw_only=True):

@@ -5,8 +5,9 @@ IntelliJ, Vim and Eclipse plugins, calls.
 - `GET|POST /v1/health` -> `HealthState` (the agent retries with POST on 405);
 - `POST /v1/completions`: `segments.prefix`/`suffix` around the cursor, and `declarations` and the two
   snippet lists above the prefix as code from other files (`extra_context`); `temperature` and `seed` go to
-  the sampler; `mode` "standard" (the default) completes at the cursor, "next_edit_suggestion" is refused
-  by name; the answer is `{id, choices: [{index, text}]}`, one choice;
+  the sampler; `mode` "standard" (the default) completes at the cursor; "next_edit_suggestion" answers the
+  next version of `segments.edit_history.current_version` (`edit_api`); the answer is
+  `{id, choices: [{index, text}]}`, one choice;
 - `POST /v1/events`: `select` (a choice was accepted), `view` (shown), `dismiss` go to the same local
   feedback log as the language server's (`infill.feedback`); nothing leaves the machine.
 """
@@ -18,6 +19,7 @@ import platform
 import uuid
 from typing import Any
 
+from infill.context import Chunk
 from infill.feedback import FeedbackLog
 from remote.server import schemas
 from remote.server.extra_context import client_chunks
@@ -28,19 +30,23 @@ VERSION = "0.1.0"
 
 def completion_job(body: schemas.TabbyCompletion) -> TextJob:
     if body.mode not in (None, "standard"):
-        raise RequestError(f"mode {body.mode!r}: this engine completes at the cursor only ('standard')")
+        raise RequestError(f"mode {body.mode!r}: use 'standard' (at the cursor) or 'next_edit_suggestion'")
     if body.segments is None:
         raise RequestError("segments: give the text around the cursor (segments.prefix, segments.suffix)")
     if body.seed is not None and body.seed < 0:
         raise RequestError(f"seed {body.seed}: must be at least 0")
     seg = body.segments
+    doc = f"tabby:{seg.filepath}" if seg.filepath else None
+    return TextJob(seg.prefix, seg.suffix or "", _language(body.language), sampling(body.temperature, None, body.seed),
+                   doc_id=doc, extra=other_files(seg))
+
+
+def other_files(seg: schemas.TabbySegments) -> tuple[Chunk, ...]:
+    """The code from other files the segments carry (declarations, then the snippets; least relevant first)."""
     snippets = [(s.filepath, s.body) for s in reversed(seg.relevant_snippets_from_recently_opened_files or [])]
     snippets += [(s.filepath, s.body) for s in reversed(seg.relevant_snippets_from_changed_files or [])]
     declarations = [(d.filepath, d.body) for d in reversed(seg.declarations or [])]
-    chunks = client_chunks(snippets) + client_chunks(declarations, "definition", len(snippets))
-    doc = f"tabby:{seg.filepath}" if seg.filepath else None
-    return TextJob(seg.prefix, seg.suffix or "", _language(body.language), sampling(body.temperature, None, body.seed),
-                   doc_id=doc, extra=tuple(chunks))
+    return tuple(client_chunks(snippets) + client_chunks(declarations, "definition", len(snippets)))
 
 
 def _language(name: str | None) -> str:

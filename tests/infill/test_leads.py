@@ -88,6 +88,19 @@ def test_replaced_lines_keep_their_last_line_break_in_the_suffix(tokenizer):
     assert after == tokenizer.encode(SOURCE[end - 1 :])  # "\n    return result..." as in real text
 
 
+def test_a_lead_leaves_text_between_two_spots(tokenizer):
+    """`configure(processors=processors)` with both names masked: '=' is one token, and a lead that moved it
+    into the second gap joined both gaps into one run of masks (the engine then returned one span for two)."""
+    text = "configure(processors=processors)\n"
+    first = text.index("processors")
+    second = text.index("processors", first + 1)
+    spots = [Spot(first, first + 10, 4, "line"), Spot(second, second + 10, 4, "line")]
+    canvas = build_canvas(text, spots, tokenizer, Special, 4096, heal=True)
+    left, right = canvas.slots
+    assert right.lead == "" and left.end < right.start
+    assert tokenizer.decode(list(canvas.ids[left.end : right.start])) == "="
+
+
 def test_text_lead_allows_tokens_that_continue_it(tokenizer):
     lead = TextLead("\n    ", tokenizer)
     texts = [tokenizer.decode([i]) for i in range(len(tokenizer))]

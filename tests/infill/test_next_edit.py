@@ -121,6 +121,10 @@ def test_a_proposal_must_share_the_change_and_not_undo_it() -> None:
     assert shares_change(edit, "JsonResponse(x)", "render(x)")
     assert not shares_change(edit, "JsonResponse(x)", "user(x)")  # only removing what the edit removed
     assert undoes(edit, "render(x)", "JsonResponse(x)") and not undoes(edit, "JsonResponse(x)", "render(x)")
+    noqa = edit_between("u", "a = f()  # noqa: UP007\nb = g()  # noqa: UP007\n",
+                        "a = f()  # noqa: UP045\nb = g()  # noqa: UP007\n")
+    assert noqa is not None  # a comment is one token: the edit brought in no name, and still changed something
+    assert shares_change(noqa, "b = g()  # noqa: UP007", "b = g()  # noqa: UP045")
 
 
 def test_the_judgement_of_a_region() -> None:

@@ -94,3 +94,27 @@ async def test_a_superseded_request_is_answered_before_its_job_reaches_its_next_
     release.set()
     assert await new == "new"
     scheduler.shutdown()
+
+
+async def test_background_pieces_run_only_in_quiet_spells_and_stop_at_shutdown() -> None:
+    """Pieces of background work (the kernels' measurement) wait until no job has been open for the quiet
+    spell; a request that arrives while one waits runs first; after shutdown none runs."""
+    scheduler = InferenceScheduler()
+    log: list[str] = []
+    held = threading.Event()
+
+    def job(cancel: CancelCheck) -> str:
+        held.wait(5)
+        log.append("job")
+        return "job"
+
+    running = asyncio.ensure_future(scheduler.run(scheduler.ticket("doc"), job))
+    piece = asyncio.ensure_future(scheduler.run_when_idle(lambda: log.append("piece") or "piece", 0.05))
+    await asyncio.sleep(0.2)
+    assert log == [] and scheduler.idle_for() == 0.0  # the job is open: the piece waits
+    held.set()
+    assert await running == "job" and await piece == "piece"
+    assert log == ["job", "piece"]
+    scheduler.shutdown()
+    assert await scheduler.run_when_idle(lambda: log.append("late"), 0.0) is None
+    assert log == ["job", "piece"]
