@@ -44,6 +44,9 @@ PARAM_LIMITS = {"steps": 65_536, "block": 2**63 - 1}
 """Beyond them a param holds or fails the engine: Dream's reference schedule builds a table of `steps` + 1
 floats for every row at every step (10^9 steps: 4 GB each time) and 10^9 steps never end; a `block` past
 int64 loops forever (Dream) or fails the batch (anchored). The language server's tests ask for 4,096 steps."""
+SEEDS = (-(2**63), 2**64 - 1)
+"""What the sampler's `torch.Generator.manual_seed` takes (int64 or uint64; llama.cpp clients send -1). A seed
+outside it failed the denoising loop, after the work had started."""
 
 
 def denoise_params(params: Any) -> tuple[DenoiseParams, int | None]:
@@ -52,6 +55,9 @@ def denoise_params(params: Any) -> tuple[DenoiseParams, int | None]:
     for name, limit in PARAM_LIMITS.items():
         if given[name] is not None and given[name] > limit:
             raise RequestError(f"params.{name} {given[name]}: at most {limit}")
+    seed = given["seed"]
+    if seed is not None and not SEEDS[0] <= seed <= SEEDS[1]:
+        raise RequestError(f"seed {seed}: give a 64-bit integer, {SEEDS[0]} to {SEEDS[1]}")
     temperature = given["temperature"]
     if temperature is not None and temperature != 0 and not MIN_TEMPERATURE <= temperature <= MAX_TEMPERATURE:
         raise RequestError(f"temperature {temperature}: give 0 (greedy) or {MIN_TEMPERATURE} to {MAX_TEMPERATURE}")

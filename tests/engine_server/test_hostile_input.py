@@ -11,6 +11,9 @@ import re
 import httpx
 import pytest
 
+from tests.support.next_edit_requests import DIFF, EDITED, continue_body, rename_window, tabby_body
+from tests.support.next_edit_sample import VIEWS
+
 FILLER = "x = 1\n"
 HEAD = "def total(items):\n    result = 0\n    for item in items:\n        result += "
 TAIL = "\n    return result\n\n\nprint(total([1, 2, 3]))\n"
@@ -57,6 +60,10 @@ def test_deep_nesting_is_a_400(server, path, body, says):
      "masks"),
     ("/v1/infill", {"text": "x = 1\n", "holes": True, "params": {"steps": 10**18}}, "params.steps"),
     ("/v1/infill", {"text": "x = 1\n", "holes": True, "params": {"block": 2**64 - 1}}, "params.block"),
+    ("/v1/infill", {"text": "x = 1\n", "holes": True, "params": {"seed": 2**64}}, "seed"),
+    ("/v1/completions", {"prompt": HEAD, "seed": -(2**63) - 1, "temperature": 0.5}, "seed"),
+    ("/v1/completions", tabby_body(VIEWS, DIFF, EDITED, seed=2**64), "seed"),  # a next edit: was a 500
+    ("/v1/edit/completions", continue_body(rename_window()[0], temperature=5e-324), "temperature"),
     ("/v1/infill", {"text": "x = 1\n" * 300_000, "ranges": [[1, 300_000]]}, "ranges"),
     ("/v1/infill", {"text": "x = 1\n" * 300_000, "ranges": [[1, 1], [300_000, 300_000]]}, "does not fit"),
     ("/v1/infill", {"text": "x = 1\n" * 300_000, "spots": [{"start": 0, "end": 0, "n_masks": 2, "kind": "line"},
