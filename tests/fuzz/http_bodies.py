@@ -10,9 +10,13 @@ from typing import Any
 
 PREFIX = "import os\n\n\ndef total(items):\n    result = 0\n    for item in items:\n        result += "
 SUFFIX = "\n    return result\n\n\nprint(total([1, 2, 3]))\n"
+FILE_LINE = "current_file_path: a.py\n"
+EDIT_DIFF = "--- a.py\n+++ a.py\n@@ -5,1 +5,1 @@\n-    result = 1\n+    result = 0\n"
+"""The edit before a next-edit request: line 5 of PREFIX + SUFFIX was `result = 1`."""
 PATHS = {"openai": "/v1/completions", "fim": "/v1/fim/completions", "llama_infill": "/infill",
          "llama_completion": "/completion", "tabby": "/v1/completions", "tabby_event": "/v1/events",
-         "document": "/v1/infill", "canvas": "/v1/infill"}
+         "document": "/v1/infill", "canvas": "/v1/infill", "mercury_edit": "/v1/edit/completions",
+         "tabby_edit": "/v1/completions"}
 """The endpoint of each shape (Tabby's completions share the OpenAI path; the server tells them apart)."""
 
 
@@ -33,7 +37,8 @@ class Bodies:
         self.make: dict[str, Callable[[], dict[str, Any]]] = {
             "openai": self.openai, "fim": self.fim, "llama_infill": self.llama_infill,
             "llama_completion": self.llama_completion, "tabby": self.tabby, "tabby_event": self.tabby_event,
-            "document": self.document, "canvas": self.canvas,
+            "document": self.document, "canvas": self.canvas, "mercury_edit": self.mercury_edit,
+            "tabby_edit": self.tabby_edit,
         }
 
     def shape(self) -> str:
@@ -103,6 +108,27 @@ class Bodies:
         canvas: dict[str, Any] = {"ids": ids, "span_stops": [list(f.break_ids)], "span_leads": [" "],
                                   "span_ends": [{"text": text, "language": "python", "slot": slot, "before": []}]}
         return {"canvases": [canvas], "params": self.params()}
+
+    def mercury_edit(self) -> dict[str, Any]:
+        """Continue's Next Edit request to Mercury Edit: the file with the cursor at the end of its `result +=`
+        line, a window of lines around it and, sometimes, the diff of the edit before."""
+        rng = self.rng
+        lines = (PREFIX + SUFFIX).split("\n")
+        lines[6] += "<|cursor|>"
+        first, last = rng.choice([4, 5, 6]), rng.choice([6, 7, 8])
+        marked = lines[:first] + ["<|code_to_edit|>", *lines[first : last + 1], "<|/code_to_edit|>"] + lines[last + 1 :]
+        diff = EDIT_DIFF if rng.random() < 0.7 else ""
+        content = (f"<|current_file_content|>\n{FILE_LINE}" + "\n".join(marked) + "\n<|/current_file_content|>\n\n"
+                   f"<|edit_diff_history|>\n{diff}<|/edit_diff_history|>\n")
+        return {"model": "mercury-coder", "stream": rng.random() < 0.5, "temperature": 0.0,
+                "messages": [{"role": "system", "content": "You are Mercury."}, {"role": "user", "content": content}]}
+
+    def tabby_edit(self) -> dict[str, Any]:
+        """Tabby's next-edit request after the same edit: the file before and after it, and its diff."""
+        history = {"original_code": PREFIX.replace("result = 0", "result = 1") + SUFFIX, "edits_diff": EDIT_DIFF,
+                   "current_version": PREFIX + SUFFIX}
+        return {"language": "python", "mode": "next_edit_suggestion", "seed": self.rng.randint(0, 9),
+                "segments": {"prefix": PREFIX, "suffix": SUFFIX, "filepath": "a.py", "edit_history": history}}
 
 
 def leaf_paths(value: Any, prefix: str = "") -> list[str]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from http_bodies import PATHS, Bodies, EngineFacts, get, leaf_paths, put
+from http_bodies import FILE_LINE, PATHS, Bodies, EngineFacts, get, leaf_paths, put
 from http_wire import request_bytes
 
 HOST = "127.0.0.1"
@@ -45,6 +45,8 @@ NUMERIC_FIELDS = {
                "canvases.0.span_stops.0.0", "params.near", "params.block", "params.eps", "params.temperature",
                "params.refresh_every", "canvases.0.span_ends.0.slot.spot.n_masks", "canvases.0.span_ends.0.before.0",
                "canvases.0.span_ends.0.slot.tail", "canvases.0.span_ends.0.slot.start"),
+    "mercury_edit": ("max_tokens", "temperature", "top_p"),
+    "tabby_edit": ("temperature", "seed"),
 }
 
 
@@ -196,12 +198,14 @@ class HttpFuzzer:
         return probe
 
     def huge_string(self) -> Probe:
-        shape = self.rng.choice(["openai", "fim", "llama_infill", "llama_completion", "tabby", "document"])
+        shape = self.rng.choice(["openai", "fim", "llama_infill", "llama_completion", "tabby", "document",
+                                 "mercury_edit", "tabby_edit"])
         body = self.bodies.make[shape]()
         size = self.rng.randint(100_000, self.huge_chars)
         filler = self.rng.choice(["x", "😀", " ", "ab\t", "\ud800"]) * (size // 2)
         field = {"openai": "prompt", "fim": "suffix", "llama_infill": "input_prefix", "llama_completion": "prompt",
-                 "tabby": "segments.prefix", "document": "text"}[shape]
+                 "tabby": "segments.prefix", "document": "text", "mercury_edit": "messages.1.content",
+                 "tabby_edit": "segments.edit_history.original_code"}[shape]
         if self.rng.random() < 0.25:
             field = {"openai": "extra", "llama_infill": "input_extra"}.get(shape, field)
         if field in ("extra", "input_extra"):
@@ -211,14 +215,17 @@ class HttpFuzzer:
         return self.post(f"huge string ({shape}.{field})", "answered", PATHS[shape], encode(body, self.rng))
 
     def huge_lines(self) -> Probe:
-        shape = self.rng.choice(["openai", "fim", "llama_infill", "tabby", "document"])
+        shape = self.rng.choice(["openai", "fim", "llama_infill", "tabby", "document", "mercury_edit", "tabby_edit"])
         body = self.bodies.make[shape]()
         lines = self.rng.randint(100_000, self.max_lines)
         block = self.rng.choice(["x = 1\n", "\n", "def f():\n    pass\n", "s = '''\n", "# é\n", "{\n"])
         many = block * (lines // block.count("\n"))
         field = {"openai": "prompt", "fim": "prompt", "llama_infill": "input_prefix", "tabby": "segments.prefix",
-                 "document": "text"}[shape]
-        if shape in ("openai", "fim", "llama_infill") and self.rng.random() < 0.4:
+                 "document": "text", "mercury_edit": "messages.1.content",
+                 "tabby_edit": "segments.edit_history.current_version"}[shape]
+        if shape == "mercury_edit":  # the lines go into the file, above the window
+            put(body, field, get(body, field).replace(FILE_LINE, FILE_LINE + many, 1))
+        elif shape in ("openai", "fim", "llama_infill") and self.rng.random() < 0.4:
             field = {"openai": "suffix", "fim": "suffix", "llama_infill": "input_suffix"}[shape]
             put(body, field, str(get(body, field)) + many)
         else:
