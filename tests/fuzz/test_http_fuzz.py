@@ -1,5 +1,5 @@
 """Hostile HTTP traffic against a real `dcomplete engine` on loopback (the short run; the long one is
-`python tests/fuzz/http_run.py --requests 5000 --seed S --model default`, figures in the README).
+`python tests/fuzz/http_run.py --requests 5000 --seed S --model default`, figures in docs/figures.md).
 
 2,000 seeded requests across every endpoint and method, valid and hostile (invalid, truncated and deeply
 nested JSON, wrong types, unknown fields, absurd numbers, huge strings and line counts, bad headers and
