@@ -58,6 +58,9 @@ def _bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise BadInput(f"--host {host} --port {port}: cannot bind: {exc.strerror or exc}") from None
+    # listening before the app starts: connections made as soon as the URL is printed (at startup,
+    # before uvicorn serves the socket) wait in the backlog instead of being refused
+    sock.listen(2048)
     return sock
 
 

@@ -123,7 +123,10 @@ def build_canvas(
     if not ordered:
         raise ValueError("no spots to fill")
     header_ids = encode(tokenizer, header)
-    fixed = 2 + len(header_ids) + sum(s.n_masks for s in ordered) + reserve
+    masks = sum(s.n_masks for s in ordered)
+    if 2 + len(header_ids) + masks > max_length:  # before the masks are laid out: a spot may ask for 10^9
+        raise ContextOverflow(f"the spots' {masks} masks take more than the model's context of {max_length}")
+    fixed = 2 + len(header_ids) + masks + reserve
     start, end = 0, _right_end(text, ordered[-1].end, tokenizer, max_right)
     assemble = functools.partial(_assemble, heal=heal)
     canvas = assemble(text, ordered, start, end, tokenizer, special, header_ids)

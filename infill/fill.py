@@ -237,11 +237,11 @@ class _Document:
         if self.cancelled or not self.attempts:
             return False
         if self._unshaped():
-            return True
+            return any(plan is not None for plan in self._planned()[0])
         last = self.attempts[-1]
         if last.check.added <= 0 or all(w is None for w in last.check.where):
             return False
-        return not self.engine.left_to_right or any(plan is not None for plan in self._ban_plans())
+        return not self.engine.left_to_right or any(plan is not None for plan in self._planned()[0])
 
     def _unshaped(self) -> list[int]:
         """For an engine that writes left to right: the slots on a line that must have the baseline's shape
@@ -250,6 +250,18 @@ class _Document:
             return []
         last = self.attempts[-1]
         return unshaped_slots(self.job.text, [s.spot for s in self.canvas.slots], last.edits, last.check.where)
+
+    def _planned(self) -> tuple[list[BanPlan | None], list[int]]:
+        """Left to right: each span's retry (None: none, or no position left after the tokens it keeps, as
+        in a line of `max_tokens` that was all lead) and the slots held to the baseline's line shape."""
+        if unshaped := self._unshaped():
+            kept = [ids for ids, _ in self.attempts[-1].raws]
+            plans = shape_plans(self.engine.tokenizer, self.canvas.slots, kept, unshaped, self.bans)
+        else:
+            plans = self._ban_plans()
+        roomy = [plan if plan is not None and plan.index < end - start else None
+                 for plan, (start, end) in zip(plans, self.positions)]
+        return roomy, unshaped
 
     def _ban_plans(self) -> list[BanPlan | None]:
         """For an engine that writes left to right: where each span that broke the parse restarts, and what
@@ -289,10 +301,8 @@ class _Document:
         stops, leads, ends = [], [], []
         tokenizer, special = self.engine.tokenizer, self.engine.special
         self.retried = {}
-        plans = self._ban_plans()
-        if unshaped := self._unshaped():
-            plans = shape_plans(tokenizer, self.canvas.slots, [kept for kept, _ in last.raws], unshaped, self.bans)
-            self.shaped.update(self.canvas.slots[i] for i in unshaped)
+        plans, unshaped = self._planned()
+        self.shaped.update(self.canvas.slots[i] for i in unshaped)
         for slot_index, (slot, (start, end), (kept, _), plan, bans) in enumerate(
             zip(self.canvas.slots, self.positions, last.raws, plans, self.bans)
         ):

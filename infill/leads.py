@@ -14,11 +14,8 @@ from what was written.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 from typing import Any, Protocol
-
-_TRAILING_BREAKS = re.compile(r"\n\s*$")
 
 
 @functools.lru_cache(maxsize=4)
@@ -33,9 +30,11 @@ def lead_text(before: str, tokenizer: Any) -> str:
     """The end of `before` (the fixed text just ahead of a gap) to move into the gap."""
     if not before:
         return ""
-    breaks = _TRAILING_BREAKS.search(before)
-    if breaks is not None:
-        return breaks.group(0)
+    # the trailing whitespace from its first line break on (what `\n\s*$` matches, without the regex's
+    # rescan of the rest of the text from every line break: quadratic on a text of blank lines)
+    trailing = before[len(before.rstrip()) :]
+    if (first_break := trailing.find("\n")) >= 0:
+        return trailing[first_break:]
     ids = tokenizer.encode(before, add_special_tokens=False)
     if not ids:
         return ""

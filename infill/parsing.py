@@ -9,12 +9,19 @@ parser, no code runs); every other row with its tree-sitter grammar (any ERROR o
 from __future__ import annotations
 
 import ast
+import threading
 import warnings
 from collections.abc import Callable
 
 from infill.languages import LanguageSpec
 from infill.positions import ByteMap, LineIndex
 from infill.syntax import error_points
+
+_AST_LOCK = threading.Lock()
+"""One `ast.parse` at a time in this process: CPython 3.11 keeps the AST constructor's recursion depth in
+state shared by all threads, so two request threads of the engine server converting trees at once (the
+GIL changing hands inside one of them) raise `SystemError: AST constructor recursion depth mismatch`
+(python/cpython#106905; seen once in 5,000 fuzzed requests with 8 in flight)."""
 
 
 def python_first_error(text: str) -> int | None:
@@ -23,7 +30,7 @@ def python_first_error(text: str) -> int | None:
     A file too deep for the parser (RecursionError, MemoryError) or with a null byte counts as parsing here:
     the parser gave no verdict about the code, and the tree-sitter count still runs for such a file."""
     try:
-        with warnings.catch_warnings():
+        with _AST_LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences and the like are warnings, not errors
             ast.parse(text)
     except SyntaxError as error:

@@ -146,16 +146,21 @@ class ContextBuilder:
         text = self.read(self.root / relative) if self.root is not None else None
         return _digest(text) if text is not None else ""
 
-    def fit(self, candidates: Sequence[Chunk], comment_prefix: str) -> RepoContext:
+    def fit(self, candidates: Sequence[Chunk], comment_prefix: str, max_chars: int | None = None) -> RepoContext:
         """The most relevant chunks whose formatted tokens fit the budget, in the header's order:
         definitions first, then recent chunks, then the outline, each by score (the engine server passes
-        a client's own chunks here)."""
+        a client's own chunks here). `max_chars`: candidates past that many characters, in rank order,
+        are not tokenized (a client may send megabytes of them)."""
         priority = {"definition": 0, "recent": 1, "outline": 2}
         ranked = sorted(candidates, key=lambda c: (priority[c.kind], -c.score, c.key))
         kept: list[Chunk] = []
         seen: set[str] = set()
         left = self.budget
+        chars = 0
         for chunk in ranked:
+            chars += len(chunk.text)
+            if max_chars is not None and chars > max_chars:
+                break
             if chunk.text in seen:
                 continue
             cost = self._count(format_chunk(chunk, comment_prefix))

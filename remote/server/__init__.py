@@ -10,7 +10,9 @@ the project's type library, so bodies decode straight into msgspec structs and a
 runs in one thread behind `engine.batcher.Batcher`; request threads wait for their rows' batch.
 
 Modules: `schemas` (bodies), `service` (what the endpoints do, on plain values, through `infill`),
-`compat_apis` (the OpenAI / llama.cpp request shapes other plugins speak), `metrics` (Prometheus), `app`
+`document_form` (the native document form), `bounds` (text cut to what the model's context can reach before
+it is parsed or tokenized), `compat_apis` (the OpenAI / llama.cpp request shapes other plugins speak),
+`metrics` (Prometheus), `app`
 (routes, errors, auth, and the `Ticket` of each request: `infill.tickets`); the subcommand that starts it
 is `cli.engine_command`.
 """

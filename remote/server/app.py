@@ -26,7 +26,7 @@ from engine import Engine
 from engine.batcher import Batcher, BatcherClosed, BatcherConfig, QueueFull
 from infill.feedback import FeedbackLog
 from infill.tickets import Supersede, Ticket
-from remote.server import compat_apis, edit_api, llama_api, schemas, service, tabby_api
+from remote.server import compat_apis, document_form, edit_api, llama_api, schemas, service, tabby_api
 from remote.server.metrics import Metrics
 
 T = TypeVar("T")
@@ -139,6 +139,10 @@ def _decode(body: bytes, decode: Callable[[bytes], T]) -> T:
         raise service.RequestError(f"invalid request body: {exc}") from None
     except msgspec.DecodeError as exc:
         raise service.RequestError(f"the request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        # msgspec stops at the interpreter's recursion limit, on the first level past it, at no cost
+        raise service.RequestError("the request body nests arrays or objects too deeply to be read "
+                                   "(a few hundred levels at most)") from None
 
 
 def _error(message: str, status: int, kind: str, headers: dict[str, str] | None = None) -> Response[bytes]:
@@ -152,8 +156,8 @@ def _error(message: str, status: int, kind: str, headers: dict[str, str] | None 
 async def completions(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
     """OpenAI completions, or Tabby's (same path): a body with `segments` and no `prompt` is Tabby's."""
     raw = await request.body()
-    shape = _decode(raw, msgspec.json.decode)
-    if isinstance(shape, dict) and "segments" in shape and "prompt" not in shape:
+    shape = _decode(raw, lambda b: msgspec.json.decode(b, type=schemas.CompletionsShape))
+    if shape.segments is not msgspec.UNSET and shape.prompt is msgspec.UNSET:
         server = _server(request)
         body = _decode(raw, lambda b: msgspec.json.decode(b, type=schemas.TabbyCompletion))
         if body.mode == "next_edit_suggestion":
@@ -226,11 +230,14 @@ async def _llama(request: Request[Any, Any, Any], kind: type[Any], to_job: Calla
 @post("/v1/infill", status_code=200)
 async def native_infill(request: Request[Any, Any, Any]) -> Response[bytes]:
     server = _server(request)
-    body = _decode(await request.body(), service.decode_native)
-    if isinstance(body, schemas.CanvasInfill):
-        results = await server.run(request, lambda t: service.fill_canvases(server.batcher, body, t))
+    raw = await request.body()
+    shape = _decode(raw, lambda b: msgspec.json.decode(b, type=schemas.NativeShape))
+    if shape.canvases is not msgspec.UNSET:
+        canvases = _decode(raw, lambda b: msgspec.json.decode(b, type=schemas.CanvasInfill))
+        results = await server.run(request, lambda t: service.fill_canvases(server.batcher, canvases, t))
         return _json(schemas.CanvasInfillOut([_canvas_out(r) for r in results]))
-    result = await server.run(request, lambda t: service.fill_document(server.batcher, body, t))
+    body = _decode(raw, lambda b: msgspec.json.decode(b, type=schemas.DocumentInfill))
+    result = await server.run(request, lambda t: document_form.fill_document(server.batcher, body, t))
     edits = [schemas.EditOut(e.start, e.end, e.new_text, list(e.token_ids)) for e in result.edits]
     return _json(schemas.DocumentInfillOut(edits, list(result.notes), _stats(result.stats), result.cancelled))
 

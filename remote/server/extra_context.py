@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from infill.context import Chunk, ContextBuilder
+from remote.server.bounds import longest_token
 
 SHARE = 3
 """Other files take at most 1/SHARE of the model's context."""
@@ -43,8 +44,10 @@ def client_chunks(given: Sequence[tuple[str, str]], kind: str = "recent", rank: 
 
 
 def extra_header(chunks: Sequence[Chunk], comment_prefix: str, tokenizer: Any, max_length: int) -> str:
-    """The header the chunks that fit in `max_length // SHARE` tokens make."""
+    """The header the chunks that fit in `max_length // SHARE` tokens make; only the most relevant pieces
+    of `max_length` x the longest token's characters in all are tokenized to find them (`bounds`: SHARE
+    times the text that could fit)."""
     if not chunks:
         return ""
     builder = ContextBuilder(None, tokenizer, budget=max_length // SHARE, max_length=max_length)
-    return builder.fit(chunks, comment_prefix).header
+    return builder.fit(chunks, comment_prefix, max_chars=max_length * longest_token(tokenizer)).header

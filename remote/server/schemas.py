@@ -286,6 +286,22 @@ class TabbyEvent(msgspec.Struct, kw_only=True):
     elapsed: int | None = None
 
 
+# -- which shape a body has, read without building the rest of it -----------------------------------------
+
+
+class CompletionsShape(msgspec.Struct):
+    """`POST /v1/completions` is Tabby's when the body has `segments` and no `prompt`."""
+
+    prompt: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    segments: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
+class NativeShape(msgspec.Struct):
+    """`POST /v1/infill` is the canvas form when the body has `canvases`."""
+
+    canvases: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
 class ErrorBody(msgspec.Struct):
     message: str
     type: str

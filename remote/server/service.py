@@ -13,21 +13,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-import msgspec
-
 from engine import DenoiseParams, InfillRequest, InfillResult, Stats
 from infill import user_settings
 from infill.canvas import ContextOverflow, Slot
 from infill.context import Chunk
-from infill.fill import FillJob, FillOptions, FillResult, fill, fill_many
-from infill.holes import find_holes
+from infill.fill import FillJob, FillOptions, FillResult, fill_many
 from infill.languages import LanguageSpec, UnsupportedLanguage, get_language
 from infill.leads import TextLead
 from infill.span_end import TextEnd
 from infill.spots import Spot
 from infill.tickets import Ticket
-from infill.windows import plan_completion, plan_regenerate
+from infill.windows import plan_completion
 from remote.server import schemas
+from remote.server.bounds import char_budget, cut_prompt, lead_writable
 from remote.server.extra_context import client_chunks, extra_header
 
 
@@ -39,13 +37,41 @@ class RequestError(Exception):
         self.message, self.status, self.kind = message, status, kind
 
 
+MIN_TEMPERATURE, MAX_TEMPERATURE = 1e-30, 1e30
+"""Beyond them the logits divided by the temperature (in float32) overflow or the temperature itself does:
+NaN probabilities, which would fail every row of the batch. Sampling at 1e30 is already uniform."""
+PARAM_LIMITS = {"steps": 65_536, "block": 2**63 - 1}
+"""Beyond them a param holds or fails the engine: Dream's reference schedule builds a table of `steps` + 1
+floats for every row at every step (10^9 steps: 4 GB each time) and 10^9 steps never end; a `block` past
+int64 loops forever (Dream) or fails the batch (anchored). The language server's tests ask for 4,096 steps."""
+SEEDS = (-(2**63), 2**64 - 1)
+"""What the sampler's `torch.Generator.manual_seed` takes (int64 or uint64; llama.cpp clients send -1). A seed
+outside it failed the denoising loop, after the work had started."""
+
+
 def denoise_params(params: Any) -> tuple[DenoiseParams, int | None]:
     """(DenoiseParams, deadline_ms) from a `schemas.Params`; unset fields keep `DenoiseParams.fast()`'s."""
     given = {f.name: getattr(params, f.name) for f in fields(DenoiseParams)}
+    for name, limit in PARAM_LIMITS.items():
+        if given[name] is not None and given[name] > limit:
+            raise RequestError(f"params.{name} {given[name]}: at most {limit}")
+    seed = given["seed"]
+    if seed is not None and not SEEDS[0] <= seed <= SEEDS[1]:
+        raise RequestError(f"seed {seed}: give a 64-bit integer, {SEEDS[0]} to {SEEDS[1]}")
+    temperature = given["temperature"]
+    if temperature is not None and temperature != 0 and not MIN_TEMPERATURE <= temperature <= MAX_TEMPERATURE:
+        raise RequestError(f"temperature {temperature}: give 0 (greedy) or {MIN_TEMPERATURE} to {MAX_TEMPERATURE}")
     try:
         return user_settings.denoise_params("fast", **given), params.deadline_ms
     except ValueError as exc:
         raise RequestError(f"params: {exc}") from None
+
+
+def check_rows(engine: Any, rows: int, name: str) -> None:
+    """Refuse a request for more rows than the engine's queue holds, before any is built."""
+    limit = engine.config.max_queue
+    if rows > limit:
+        raise RequestError(f"{name}: {rows} rows in one call, more than the {limit} the engine's queue holds")
 
 
 def sampling(temperature: float | None, top_p: float | None, seed: int | None) -> DenoiseParams:
@@ -108,14 +134,15 @@ def complete(engine: Any, job: TextJob, ticket: Ticket) -> TextOutcome:
     decoding would write the same text n times, so it runs once)."""
     if job.n < 1:
         raise RequestError(f"n {job.n}: must be at least 1")
+    check_rows(engine, job.n, f"n {job.n}")
     if job.max_tokens is not None and job.max_tokens < 0:
         raise RequestError(f"max_tokens {job.max_tokens}: must be at least 0")
     spec = language(job.language)
-    text = job.prefix + job.suffix
+    text, cursor = cut_prompt(job.prefix, job.suffix, char_budget(engine))
     context = extra_header(job.extra, spec.comment_prefix, engine.tokenizer, engine.max_length)
     if job.max_tokens == 0:
-        return _prefill(engine, job, spec, text, context, ticket)
-    spot = plan_completion(text, len(job.prefix), spec)
+        return _prefill(engine, job, spec, text, cursor, context, ticket)
+    spot = plan_completion(text, cursor, spec)
     if spot is None:  # the line is complete: `dcomplete infill` writes nothing here either
         return TextOutcome([""] * job.n, ["stop"] * job.n, 0, Stats())
     [spots], max_grow = user_settings.cap_tokens([[spot]], job.max_tokens)
@@ -123,7 +150,7 @@ def complete(engine: Any, job: TextJob, ticket: Ticket) -> TextOutcome:
     options = FillOptions(max_grow=max_grow, line_deadline_ms=job.line_deadline_ms, context=context)
     rows = 1 if job.params.temperature == 0 else job.n
     fill_job = FillJob(text, spots, spec, job.doc_id if rows == 1 else None)
-    results = _fill(lambda: fill_many(engine, [fill_job] * rows, job.params, ticket, options))
+    results = run_fill(lambda: fill_many(engine, [fill_job] * rows, job.params, ticket, options))
     texts, reasons = [], []
     for result in results:
         written = result.edits[0].new_text if result.edits else ""
@@ -140,20 +167,20 @@ def complete(engine: Any, job: TextJob, ticket: Ticket) -> TextOutcome:
     return TextOutcome(texts, reasons, prompt, stats)
 
 
-def _prefill(engine: Any, job: TextJob, spec: LanguageSpec, text: str, context: str, ticket: Ticket
+def _prefill(engine: Any, job: TextJob, spec: LanguageSpec, text: str, cursor: int, context: str, ticket: Ticket
              ) -> TextOutcome:
     """Evaluate the text into `job.doc_id`'s cache: a one-token gap at the cursor, filled in one step (the
     step that evaluates the text), its token thrown away."""
-    spot = Spot(len(job.prefix), len(job.prefix), 1, "line")
+    spot = Spot(cursor, cursor, 1, "line")
     options = FillOptions(max_grow=0, retries=0, context=context)
-    [result] = _fill(lambda: fill_many(engine, [FillJob(text, (spot,), spec, job.doc_id)], job.params, ticket,
-                                       options))
+    [result] = run_fill(lambda: fill_many(engine, [FillJob(text, (spot,), spec, job.doc_id)], job.params, ticket,
+                                          options))
     stats = dataclasses.replace(result.stats, new_tokens=0)
     reason = "cancelled" if result.cancelled else "length"
     return TextOutcome([""] * job.n, [reason] * job.n, len(result.canvas_ids) - 1, stats)
 
 
-def _fill(run: Callable[[], list[FillResult]]) -> list[FillResult]:
+def run_fill(run: Callable[[], list[FillResult]]) -> list[FillResult]:
     try:
         return run()
     except ContextOverflow as exc:
@@ -162,34 +189,7 @@ def _fill(run: Callable[[], list[FillResult]]) -> list[FillResult]:
         raise RequestError(str(exc)) from None
 
 
-# -- native /v1/infill, document form -----------------------------------------------------------
-
-
-def document_spots(body: schemas.DocumentInfill, spec: LanguageSpec, tokenizer: Any) -> list[Spot]:
-    given = [body.spots is not None, body.holes, body.ranges is not None]
-    if sum(given) != 1:
-        raise RequestError("give exactly one of spots, holes (true) or ranges")
-    try:
-        if body.spots is not None:
-            return [Spot(s.start, s.end, s.n_masks, s.kind) for s in body.spots]
-        if body.holes:
-            return find_holes(body.text, spec)
-        assert body.ranges is not None
-        return [plan_regenerate(body.text, a, b, spec, tokenizer=tokenizer) for a, b in body.ranges]
-    except ValueError as exc:
-        raise RequestError(f"spots: {exc}") from None
-
-
-def fill_document(engine: Any, body: schemas.DocumentInfill, ticket: Ticket) -> FillResult:
-    spec = language(body.language)
-    params, deadline = denoise_params(body.params)
-    spots = document_spots(body, spec, engine.tokenizer)
-    if not spots:
-        return FillResult([], [], Stats(), notes=["no spot to fill"], attempts=0)
-    expire(ticket, deadline)
-    options = FillOptions(context=extra_header(extra_chunks(body.extra), spec.comment_prefix, engine.tokenizer,
-                                               engine.max_length))
-    return _fill(lambda: [fill(engine, body.text, spots, params, spec, cancel=ticket, options=options)])[0]
+# -- code from other files ---------------------------------------------------------------------
 
 
 def extra_chunks(extra: Sequence[schemas.ExtraChunk]) -> tuple[Chunk, ...]:
@@ -200,10 +200,17 @@ def extra_chunks(extra: Sequence[schemas.ExtraChunk]) -> tuple[Chunk, ...]:
 # -- native /v1/infill, canvas form --------------------------------------------------------------
 
 
+TOKEN_IDS = 2**32
+"""Tokenizer ids are unsigned 32-bit integers; `before` is decoded by the tokenizer during the engine's loop,
+where an id outside them would fail every row of the batch."""
+
+
 def canvas_rows(engine: Any, canvases: Sequence[schemas.CanvasIn]) -> list[InfillRequest]:
     """Engine rows for ready canvases; leads and span ends rebuilt with the engine's own tokenizer."""
     if not canvases:
         raise RequestError("canvases: give at least one canvas")
+    check_rows(engine, len(canvases), "canvases")
+    longest = char_budget(engine)
     rows = []
     for i, c in enumerate(canvases):
         where = f"canvases[{i}]"
@@ -213,6 +220,12 @@ def canvas_rows(engine: Any, canvases: Sequence[schemas.CanvasIn]) -> list[Infil
             raise RequestError(f"{where}.ids: no mask token (id {engine.special.mask_id}) to fill")
         if c.max_grow < 0:
             raise RequestError(f"{where}.max_grow: must be >= 0, got {c.max_grow}")
+        for j, lead in enumerate(c.span_leads):
+            if lead is not None and len(lead) > longest:
+                raise RequestError(f"{where}.span_leads[{j}]: {len(lead)} characters, more than the model's "
+                                   f"context of {engine.max_length} tokens can write")
+            if lead and not lead_writable(lead, engine.tokenizer):
+                raise RequestError(f"{where}.span_leads[{j}]: no sequence of the model's tokens spells {lead[:40]!r}")
         leads = tuple(TextLead(t, engine.tokenizer) if t else None for t in c.span_leads)
         ends = tuple(_span_end(engine, e, f"{where}.span_ends[{j}]") for j, e in enumerate(c.span_ends))
         rows.append(InfillRequest(list(c.ids), c.doc_id, c.max_grow, tuple(frozenset(s) for s in c.span_stops),
@@ -230,6 +243,8 @@ def _span_end(engine: Any, end: schemas.EndSpec | None, where: str) -> TextEnd |
         raise RequestError(f"{where}.slot.spot: {exc}") from None
     if not s.spot.end <= len(end.text):
         raise RequestError(f"{where}.slot.spot: ends at {s.spot.end}, past the text ({len(end.text)} characters)")
+    if any(not 0 <= t < TOKEN_IDS for t in end.before):
+        raise RequestError(f"{where}.before: token ids run from 0 to {TOKEN_IDS - 1}")
     return TextEnd(slot, end.text, language(end.language), engine.tokenizer, before=end.before)
 
 
@@ -241,11 +256,3 @@ def fill_canvases(engine: Any, body: schemas.CanvasInfill, ticket: Ticket) -> li
         return results
     except ValueError as exc:
         raise RequestError(f"canvases: {exc}") from None
-
-
-def decode_native(body: bytes) -> schemas.CanvasInfill | schemas.DocumentInfill:
-    """The canvas form when the body has `canvases`, else the document form."""
-    raw = msgspec.json.decode(body)
-    if isinstance(raw, dict) and "canvases" in raw:
-        return msgspec.convert(raw, schemas.CanvasInfill)
-    return msgspec.convert(raw, schemas.DocumentInfill)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzz_messages import Action, Fuzzer, describe
+from fuzz_report import RunReport
 from fuzz_wire import ServerProcess
 
 MAX_IN_FLIGHT = 48
@@ -32,8 +33,7 @@ CLIENT_CAPABILITIES = {
 
 
 @dataclass
-class FuzzReport:
-    seed: int
+class FuzzReport(RunReport):
     messages: int = 0
     requests: int = 0
     responses: int = 0
@@ -41,14 +41,8 @@ class FuzzReport:
     extra_responses: int = 0
     mismatches: int = 0
     valid_errors: int = 0
-    crashed: bool = False
-    final_request_ok: bool = False
     exit_code: int | None = None
-    seconds: float = 0.0
-    rss_before_mb: float = 0.0
-    rss_after_mb: float = 0.0
     kinds: Counter[str] = field(default_factory=Counter)
-    problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -76,8 +70,7 @@ class FuzzSession:
         self.statuses: list[dict[str, Any]] = []
 
     def problem(self, text: str) -> None:
-        if len(self.report.problems) < 30:
-            self.report.problems.append(text)
+        self.report.problem(text)
 
     def send(self, action: Action) -> None:
         self.server.write(action.data)

@@ -27,6 +27,20 @@ def server_command() -> list[str]:
     return [sys.executable, "-m", "lsp_server"]
 
 
+def rss_mb(pid: int) -> float:
+    """Resident set size of a process, from /proc (Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS in /proc/{pid}/status")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
@@ -113,11 +127,7 @@ class ServerProcess:
             pass
 
     def rss_mb(self) -> float:
-        """Resident set size of the server process, from /proc (Linux)."""
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        raise RuntimeError(f"no VmRSS in /proc/{self.pid}/status")
+        return rss_mb(self.pid)
 
     def close(self, timeout: float = 20.0) -> int | None:
         """shutdown + exit; the exit status (None when it had to be killed)."""

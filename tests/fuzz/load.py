@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from fuzz_driver import CLIENT_CAPABILITIES, FuzzReport, FuzzSession, ServerDied, _notify
 from fuzz_messages import Fuzzer
+from fuzz_report import model_for_run
 from fuzz_wire import ServerProcess, encode, frame
 
 TYPING_URI = "file:///load/typing.py"
@@ -147,12 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-growth-mb", type=float, default=50.0)
     parser.add_argument("--model", help="checkpoint folder (default: a tiny random one)")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="dcomplete-load-model-") as folder:
-        model = args.model
-        if model is None:
-            from tests.support.checkpoints import make_tiny_checkpoint
-
-            model = str(make_tiny_checkpoint(Path(folder), family="dream"))
+    with model_for_run(args.model, "dream") as model:
         report = run_load(args.requests, args.documents, model, args.slow_ms)
     for key, value in report.summary().items():
         print(f"{key:<16} {value!s:>10}")

@@ -8,30 +8,20 @@ The model is a tiny random checkpoint built on the fly unless --model names one.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from fuzz_driver import FuzzReport, run_fuzz
+from fuzz_report import model_for_run, print_counts, print_outcome
 
 
 def print_report(report: FuzzReport) -> None:
-    print(f"{'message kind':<24} {'sent':>6}")
-    for kind, count in sorted(report.kinds.items(), key=lambda item: -item[1]):
-        print(f"{kind:<24} {count:>6}")
-    print()
-    for key, value in report.summary().items():
-        print(f"{key:<24} {value!s:>12}")
-    for problem in report.problems:
-        print(f"PROBLEM: {problem}")
-    if not report.ok:
-        print(f"FAILED with seed {report.seed}: rerun with `python tests/fuzz/run.py --seed {report.seed} "
-              f"--messages {report.messages}`")
-    print(json.dumps({"bench": "fuzz", "ok": report.ok, **report.summary()}))
+    print_counts(("message kind", "sent"), {k: (n,) for k, n in report.kinds.most_common()}, 24)
+    rerun = f"python tests/fuzz/run.py --seed {report.seed} --messages {report.messages}"
+    print_outcome("fuzz", report.ok, report.summary(), report.problems, rerun, 24)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,12 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big-every", type=int, default=2500, help="messages between 10 MB documents (0: none)")
     parser.add_argument("--log-file", type=Path, help="the server's log")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="dcomplete-fuzz-model-") as folder:
-        model = args.model
-        if model is None:
-            from tests.support.checkpoints import make_tiny_checkpoint
-
-            model = str(make_tiny_checkpoint(Path(folder), family="dream"))
+    with model_for_run(args.model, "dream") as model:
         report = run_fuzz(args.messages, args.seed, model, args.log_file, args.big_every)
     print_report(report)
     return 0 if report.ok else 1
