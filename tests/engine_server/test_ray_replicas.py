@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
-from engine import Engine
+from engine import DenoiseParams, Engine
+from infill import Spot, fill
 from tests.support.engine_process import EngineProcess
 
 LONG = 160  # masks of a slow canvas: one token a step, never an end token
@@ -97,6 +98,18 @@ def test_every_endpoint_answers_through_the_ingress(service: EngineProcess, loca
     metrics = httpx.get(url + "/metrics", timeout=30).text
     assert re.search(r'^dcomplete_requests_total\{endpoint="/infill",replica="\d",status="200"\} ', metrics, re.M)
     assert re.search(r'^dcomplete_routed_total\{kind="\w+",replica="\d"\} ', metrics, re.M)
+
+
+def test_the_language_servers_engine_url_client_writes_what_the_engine_writes(service: EngineProcess,
+                                                                            local: Engine) -> None:
+    from remote.client import RemoteEngine
+
+    text = "a = 1  # one\nb = 2  # two\n"
+    spots = [Spot(text.index(c) + len(c), text.index(c) + len(c), 6, "line") for c in ("# one", "# two")]
+    expected = fill(local, text, spots, DenoiseParams.fast())
+    for _ in range(2):  # the second time from its replica's cache
+        got = fill(RemoteEngine(service.url), text, spots, DenoiseParams.fast(), doc_id="file:///lsp.py")
+        assert [(e.start, e.new_text) for e in got.edits] == [(e.start, e.new_text) for e in expected.edits]
 
 
 def test_one_documents_requests_land_on_one_replica(service: EngineProcess) -> None:
