@@ -23,6 +23,7 @@ import pytest
 from engine import DenoiseParams, Engine
 from infill import Spot, fill
 from tests.support.engine_process import EngineProcess
+from tests.support.ray_cluster import local_cluster
 
 LONG = 160  # masks of a slow canvas: one token a step, never an end token
 SLOW = {"threshold": 1.0, "eos_penalty": 100.0}
@@ -31,13 +32,8 @@ PREFIX, SUFFIX = "def add(a, b):\n    return ", "\n\n\ndef sub(a, b):\n    retur
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=200 * 2**20, logging_level="ERROR")
-    try:
-        yield ray.get_runtime_context().gcs_address
-    finally:
-        ray.shutdown()
+    with local_cluster() as address:
+        yield address
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,11 @@ replica gets it (the document's while it is up and not much busier, else the lea
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+
+import pytest
 
 from remote.serve.routing import Router, RoutingConfig, document_key
 
@@ -82,3 +87,16 @@ def test_without_affinity_every_request_goes_to_the_least_loaded() -> None:
     second = router.choose("a")
     assert first is not None and second is not None and first.replica != second.replica
     assert second.kind == "moved"
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["--replicas", "0"], "--replicas 0: must be at least 1"),
+    (["--port", "0"], "--port 0: must be at least 1"),
+    (["--ray-gpus-per-replica", "-1"], "--ray-gpus-per-replica -1.0: must be at least 0"),
+    (["--host", "0.0.0.0"], "--host 0.0.0.0 is not a loopback address"),
+])
+def test_bad_replica_flags_are_one_line_and_exit_2(flags: list[str], says: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DCOMPLETE_API_KEY"}
+    run = subprocess.run([sys.executable, "-m", "cli", "engine", "--ray", *flags], capture_output=True, text=True,
+                         timeout=60, env=env)
+    assert run.returncode == 2 and says in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
