@@ -4,7 +4,7 @@ document, and two replicas routed to the least loaded (affinity off), on one loc
     python -m bench.engine_replicas [--model default] [--documents 6] [--requests 6] [--clients 3]
 
 Each document is a real source file (bench.workload sources); its requests are llama.cpp `/infill`
-completions at successive code lines going down the file (the user moving on and typing), with
+completions at one code line as the user types it (the line removed, then a growing part of it), with
 `id_slot` = the document's number, as llama.vim gives each buffer a slot. Each client is a thread that
 owns some documents and sends their requests in turn, the next when the last is answered.
 
@@ -37,21 +37,22 @@ PHASES = (("1 replica", ["--replicas", "1"]), ("2, by document", ["--replicas", 
 
 
 def documents(count: int, requests: int) -> list[list[dict]]:
-    """`count` documents' request bodies: `requests` cursors each, down the file."""
+    """`count` documents' request bodies: a code line of each typed in `requests` steps (the line removed,
+    then a growing part of it before the cursor), as an editor asks while the user types."""
     out: list[list[dict]] = []
     for path in source_files():
         text = path.read_text(encoding="utf-8")
-        starts = _body_line_starts(text)[3::7][:requests]
-        if len(starts) < requests:
-            continue
-        bodies = []
-        for start in starts:
+        for start in _body_line_starts(text)[3::17]:
             line_end = text.find("\n", start)
             line = text[start:line_end]
-            cursor = start + len(line) - len(line.lstrip())
-            bodies.append({"input_prefix": text[:cursor], "input_suffix": text[line_end:], "n_predict": 16,
-                           "id_slot": len(out)})
-        out.append(bodies)
+            indent = start + len(line) - len(line.lstrip())
+            typed = line.strip()
+            if len(typed) < 2 * requests:
+                continue
+            cuts = [indent + len(typed) * k // requests for k in range(requests)]
+            out.append([{"input_prefix": text[:cut], "input_suffix": text[line_end:], "n_predict": 16,
+                         "id_slot": len(out)} for cut in cuts])
+            break
         if len(out) == count:
             break
     return out

@@ -57,6 +57,8 @@ class Ingress:
             self._prober = asyncio.ensure_future(self._probe_forever())
         path, method = request.url.path, request.method
         if path == "/health" and method == "GET":
+            if not self.health:  # the first request: no probe has answered yet
+                await asyncio.gather(*(self._probe(i) for i in range(len(self.replicas))))
             return self._health()
         headers = tuple(request.headers.raw)
         if path == "/metrics" and method == "GET":

@@ -88,6 +88,7 @@ def test_every_endpoint_answers_through_the_ingress(service: EngineProcess, loca
     assert httpx.get(url + "/v1/health", timeout=30).json()["device"]
     health = httpx.get(url + "/health", timeout=30).json()
     assert health["status"] == "ok" and health["replicas_up"] == 2 and len(health["replicas"]) == 2
+    assert health["model"] and len({r.get("pid") for r in health["replicas"]} - {None}) == 2  # two processes
     bad = httpx.post(url + "/v1/completions", json={"prompt": 3}, timeout=30)
     assert bad.status_code == 400 and "prompt" in bad.json()["error"]["message"]
     assert httpx.get(url + "/nowhere", timeout=30).status_code == 404
