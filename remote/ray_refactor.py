@@ -106,7 +106,7 @@ class RayFill:
         handles: list[Any] = []
         try:
             if owns:
-                _connect(ray, options.address)
+                connect(ray, options.address)
             count, gpus = _pool_shape(ray, options)
             device = options.device or ("cuda" if gpus else None)
             worker = ray.remote(FillWorker).options(
@@ -215,7 +215,7 @@ class _Run:
         except self.ray.exceptions.RayError as exc:
             if deaths == self.deaths[actor]:  # the calls it held when it died fail together: one death
                 self.deaths[actor] += 1
-            reason = _first_line(exc)
+            reason = first_line(exc)
             self.pool.say(f"ray: actor {actor} failed ({reason}); its {len(batch.indices)} files go back")
             results = [FailedFile(f"its Ray actor died: {reason}", 1)] * len(batch.indices)
         retry: list[int] = []
@@ -242,7 +242,7 @@ class _Run:
         self.queue.clear()
 
 
-def _connect(ray: Any, address: str | None) -> None:
+def connect(ray: Any, address: str | None) -> None:
     """Ray retries an address where nothing listens for minutes, so a plain host:port is probed first."""
     hostport = re.fullmatch(r"([\w.\-]+):(\d+)", address or "")
     if hostport:
@@ -254,7 +254,7 @@ def _connect(ray: Any, address: str | None) -> None:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
                  configure_logging=True)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
-        raise BadInput(f"--ray {address or '(default)'}: cannot connect: {_first_line(exc)}") from None
+        raise BadInput(f"--ray {address or '(default)'}: cannot connect: {first_line(exc)}") from None
 
 
 def _pool_shape(ray: Any, options: RayOptions) -> tuple[int, float]:
@@ -270,6 +270,6 @@ def _pool_shape(ray: Any, options: RayOptions) -> tuple[int, float]:
     return count, gpus
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     text = str(exc).strip() or exc.__class__.__name__
     return text.splitlines()[0][:300]

@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 from test_cli import COMMAND, ROOT, dcomplete, run_with_terminal_stderr, snapshot
 
+from tests.support.ray_cluster import local_cluster
+
 FILES = 4
 SLOW = ["--holes", "--allow-errors", "--retries", "0", "--sampler", "reference", "--steps", "80", "--batch", "2"]
 
@@ -48,13 +50,8 @@ def edits_by_file(stdout: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    import ray  # make setup installs the ray extra
-
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=200 * 2**20, logging_level="ERROR")
-    try:
-        yield ray.get_runtime_context().gcs_address
-    finally:
-        ray.shutdown()
+    with local_cluster() as address:
+        yield address
 
 
 @pytest.fixture(scope="module")
