@@ -116,7 +116,10 @@ def run(args: argparse.Namespace) -> int:
             print("dcomplete engine: requests must carry 'Authorization: Bearer <key>'", file=sys.stderr, flush=True)
 
     app = build_app(server, ready)
-    uv = uvicorn.Server(uvicorn.Config(app, loop="uvloop", log_level="warning", lifespan="on", access_log=False))
+    # h11, not httptools (which ray[serve] installs and uvicorn would then pick): httptools answers a malformed
+    # request line with a bare text 400, accepts a request without Host and leaves a blank request hanging
+    uv = uvicorn.Server(uvicorn.Config(app, loop="uvloop", http="h11", log_level="warning", lifespan="on",
+                                       access_log=False))
     uv.run(sockets=[sock])
     return 0
 
