@@ -223,7 +223,7 @@ def exclusions(names: list[str]) -> dict[str, Any]:
     clashes = {where: sorted(set(names) & seen) for where, seen in taken.items()}
     if any(clashes.values()):
         raise ValueError(f"packages already used elsewhere: {clashes}")
-    return {where: {"checked": len(seen), "shared": []} for where, seen in taken.items()}
+    return {where: {"checked": len(seen), "in_common": []} for where, seen in taken.items()}
 
 
 def build(sdists: Path, seed: int) -> dict[str, Any]:

@@ -7,32 +7,18 @@ import shutil
 
 import pytest
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
+from transformers import LlamaForCausalLM
 
 from engine import DenoiseParams, Engine, InfillRequest, ModelLoadError
 from engine.loading.gguf_base import GGUFError, base_folder, dequantize, locate, read_state
 from engine.models.anchored import layout, right_view
 from tests.support.checkpoints import tiny_tokenizer, write_tiny_gguf
+from tests.support.reference_llama import reference_llama
 
 
 @pytest.fixture(scope="module")
 def anchored(tiny_anchored) -> Engine:
     return Engine.load(tiny_anchored, device="cpu")
-
-
-def _reference_llama(engine: Engine) -> LlamaForCausalLM:
-    """An independent causal implementation with the base weights: transformers' Llama."""
-    s = engine.loaded.model.shape
-    ref = LlamaForCausalLM(LlamaConfig(
-        vocab_size=s.vocab_size, hidden_size=s.hidden_size, intermediate_size=s.intermediate_size,
-        num_hidden_layers=s.num_hidden_layers, num_attention_heads=s.num_attention_heads,
-        num_key_value_heads=s.num_key_value_heads, rms_norm_eps=s.rms_norm_eps, rope_theta=s.rope_theta,
-        max_position_embeddings=s.max_position_embeddings, tie_word_embeddings=True, attention_bias=False,
-        attn_implementation="sdpa"))
-    state = {k: v for k, v in engine.loaded.model.state_dict().items() if not k.startswith("adapter.")}
-    ref.load_state_dict(state, strict=False)
-    ref.tie_weights()
-    return ref.eval()
 
 
 def _greedy(ref: LlamaForCausalLM, ids: list[int], n: int) -> list[int]:
@@ -123,7 +109,7 @@ def test_adapter_off_is_the_base_greedy_decoding(anchored):
     sp, tok = anchored.special, anchored.tokenizer
     prefix = [sp.bos_id] + tok.encode("def area(w, h):\n    return")
     canvas = prefix + [sp.mask_id] * 10 + tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id]
-    expected = _greedy(_reference_llama(anchored), prefix, 10)
+    expected = _greedy(reference_llama(anchored), prefix, 10)
     for params in (DenoiseParams(adapter=False), DenoiseParams(adapter=False, threshold=0.0),
                    DenoiseParams.reference().with_(adapter=False)):
         result = anchored.infill([InfillRequest(canvas)], params.with_(fill_after_eos=False))[0]
@@ -238,16 +224,6 @@ def test_verified_drafts_write_exactly_what_one_token_a_step_writes(anchored, th
     repeated = [sp.bos_id] + tok.encode("x = values[0]\ny = values[1]\nz = values[") + [sp.mask_id] * 8 + [sp.eos_id]
     assert anchored.infill([InfillRequest(repeated)], DenoiseParams(threshold=threshold))[0].canvas == \
         anchored.infill([InfillRequest(repeated)], DenoiseParams.reference())[0].canvas
-
-
-def test_lookup_drafts_copy_what_followed_the_same_tokens_earlier():
-    from engine.denoise.policies import lookup_draft
-
-    mask = 99
-    ids = [1, 5, 6, 7, 8, 9, 2, 5, 6, mask, mask, mask, 3]
-    assert lookup_draft(ids, 7, 9, 3, mask) == [7, 8, 9]  # "5 6" was followed by "7 8 9"
-    assert lookup_draft(ids, 7, 9, 2, mask) == [7, 8]
-    assert lookup_draft([1, 2, 3, 4, mask, mask], 4, 4, 2, mask) == []  # nothing repeats
 
 
 class _EndAfter:
@@ -422,57 +398,3 @@ def test_a_row_run_again_for_its_logits_keeps_its_cached_keys(anchored):
     assert int(ran[0]) >= 1 and logits.shape[0] == 3  # the row before the gap ran, with the mask rows
     assert all(torch.equal(layer.k[0, :, gap - 1], m) and bool((layer.v[0, :, gap - 1] == -7.0).all())
                for layer, m in zip(predictor.kv.layers, marked))
-
-
-class _IdsReference:
-    """`engine.types.Reference` over token ids (the text a span replaces, as ids)."""
-
-    def __init__(self, ids: list[int]) -> None:
-        self.ids, self.text = ids, ""
-
-    def follows(self, written, token) -> bool:
-        return len(written) < len(self.ids) and self.ids[len(written)] == token
-
-    def alternatives(self, written) -> frozenset[int]:
-        return frozenset(self.ids[len(written) : len(written) + 1])
-
-
-def test_a_span_s_margin_is_the_base_s_preference_where_it_leaves_its_reference(anchored):
-    """With the adapter off the loop is the base's greedy decoding, so the margin can be checked against
-    transformers' Llama: at the first written token that leaves the reference, log p(written) - log p(the
-    reference's token), from the prefix plus the tokens both share."""
-    sp, tok = anchored.special, anchored.tokenizer
-    prefix = [sp.bos_id] + tok.encode("def area(w, h):\n    return")
-    canvas = prefix + [sp.mask_id] * 6 + tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id]
-    params = DenoiseParams(adapter=False, fill_after_eos=False)
-    written = anchored.infill([InfillRequest(canvas)], params)[0].spans[0].token_ids
-    other = next(t for t in range(5, 50) if t not in (written[2], sp.eos_id, sp.pad_id, sp.mask_id))
-    reference = [*written[:2], other, *written[3:]]
-    kept, left = (anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(ids),))], params)[0].spans[0]
-                  for ids in (written, reference))
-    assert kept.margin is None and left.token_ids == written  # a reference never changes what is written
-    with torch.no_grad():
-        logits = _reference_llama(anchored)(torch.tensor([prefix + written[:2]])).logits[0, -1]
-    scores = torch.log_softmax(logits.float(), -1)
-    assert left.margin == pytest.approx(float(scores[written[2]] - scores[other]), abs=1e-3)
-    assert left.margin > 0
-    # a rival text (a rule's proposal) is weighed against the reference at the same point
-    third = next(t for t in range(50, 90) if t not in (written[2], other, sp.eos_id, sp.pad_id, sp.mask_id))
-    rival = [*written[:2], third, *written[3:]]
-    weighed = anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(reference),),
-                                             span_rivals=(_IdsReference(rival),))], params)[0].spans[0]
-    assert weighed.margin == pytest.approx(left.margin, abs=1e-5)
-    assert weighed.rival_margin == pytest.approx(float(scores[third] - scores[other]), abs=1e-3)
-    # a span that keeps its text throughout still weighs the rival where the rival parts from it
-    kept_weighed = anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(written),),
-                                                  span_rivals=(_IdsReference(rival),))], params)[0].spans[0]
-    assert kept_weighed.margin is None
-    assert kept_weighed.rival_margin == pytest.approx(float(scores[third] - scores[written[2]]), abs=1e-3)
-    assert kept_weighed.rival_margin < 0
-    # with the adapter on, drafting or one token a step: the margin comes from the same logits
-    one_a_step, drafted = (anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(reference),))], p)[0]
-                           for p in (DenoiseParams.reference().with_(fill_after_eos=False),
-                                     DenoiseParams(fill_after_eos=False)))
-    assert drafted.spans[0].token_ids == one_a_step.spans[0].token_ids
-    assert drafted.spans[0].margin is not None
-    assert drafted.spans[0].margin == pytest.approx(one_a_step.spans[0].margin, abs=1e-5)

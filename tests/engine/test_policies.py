@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.denoise.policies import end_run
+from engine.denoise.policies import end_run, lookup_draft
 
 M, E, PAD = 99, 0, 98  # mask, end of text, a second end id (pad)
 ENDS = frozenset({E, PAD})
@@ -28,3 +28,11 @@ def test_end_tokens_committed_earlier_do_not_pull_masks_in():
     before = [M, M, E, E]  # the end run was committed in an earlier step
     after = [M, 6, E, E]
     assert end_run(after, before, [E, 6, M, M], ENDS, ENDS, E, M) == [M, 6, E, E]
+
+
+def test_lookup_drafts_copy_what_followed_the_same_tokens_earlier():
+    mask = 99
+    ids = [1, 5, 6, 7, 8, 9, 2, 5, 6, mask, mask, mask, 3]
+    assert lookup_draft(ids, 7, 9, 3, mask) == [7, 8, 9]  # "5 6" was followed by "7 8 9"
+    assert lookup_draft(ids, 7, 9, 2, mask) == [7, 8]
+    assert lookup_draft([1, 2, 3, 4, mask, mask], 4, 4, 2, mask) == []  # nothing repeats
