@@ -4,7 +4,11 @@ threshold, with or without the rename rule's text) is then judged and scored fro
 `suggest` would have shown them. Prints one row per policy and ends with one JSON line; `--save` keeps the raw
 proposals, `--load` scores saved ones again without the model.
 
-    python -m bench.next_edit_sweep --limit 60 --save runs/next_edit_sweep.json
+`--verdicts` collects as `low` and `medium` run (the model's own proposals are not shown there, so only the
+regions the rename rule rewrites are filled, each for its verdict alone) and scores the rule's thresholds
+alone; without it, every region is filled to the end, as `high` runs.
+
+    python -m bench.next_edit_sweep --limit 60 --save runs/next_edit_sweep.json [--verdicts]
 """
 
 from __future__ import annotations
@@ -24,24 +28,25 @@ from bench.next_edit_model import URI
 from bench.next_edit_tasks import Suggestion, Task, load_tasks
 from infill.next_edit.suggest import Thresholds
 
-RULE = (-math.inf, -8.0, -6.0, -4.0, -2.0, 0.0, 1.0, 2.0)
+RULE = (-math.inf, -8.0, -6.0, -4.0, -3.0, -2.5, -2.0, -1.0, 0.0, 1.0, 2.0)
 MODEL = (None, -math.inf, 0.0, 2.0, 4.0, 6.0, 8.0)
 
 
-def collect(tasks: Sequence[Task], model: str, device: str | None) -> list[dict[str, Any]]:
+def collect(tasks: Sequence[Task], model: str, device: str | None, verdicts: bool) -> list[dict[str, Any]]:
     """Per task: the seconds the model took and every region's proposal, as JSON-ready records."""
     from engine import DenoiseParams, Engine
     from infill.next_edit.edits import edit_between
-    from infill.next_edit.suggest import OpenDocument, proposals
+    from infill.next_edit.suggest import NextEditSettings, OpenDocument, proposals
 
     engine = Engine.load(model, device=device)
     params = DenoiseParams.fast()
+    settings = NextEditSettings(aggressiveness="medium" if verdicts else "high")
     out = []
     for n, task in enumerate(tasks, 1):
         edit = edit_between(URI.format(task.path), task.before, task.current)
         started = time.perf_counter()
         made = [] if edit is None else proposals(engine, OpenDocument(edit.uri, task.current, task.language),
-                                                 [edit], params)[1]
+                                                 [edit], params, settings)[1]
         seconds = time.perf_counter() - started
         out.append({"id": task.id, "seconds": seconds,
                     "regions": [{"first": p.region.first, "last": p.region.last, "kind": p.region.kind,
@@ -73,12 +78,13 @@ def _name(value: float | None) -> str:
     return "off" if value is None else "any" if value == -math.inf else f"{value:g}"
 
 
-def sweep(tasks: Sequence[Task], records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def sweep(tasks: Sequence[Task], records: Sequence[dict[str, Any]], verdicts: bool) -> dict[str, dict[str, Any]]:
     """Every policy's summary: the rule's text by its rival margin and the model's own proposals by theirs
-    (`rule=A model=B`), and the model's own alone (`model=B`)."""
+    (`rule=A model=B`), and the model's own alone (`model=B`); the rule's alone for verdict records."""
     by_id = {r["id"]: r for r in records}
-    policies = [(f"rule={_name(r)} model={_name(m)}", Thresholds(r, m), True) for r in RULE for m in MODEL]
-    policies += [(f"model={_name(m)}", Thresholds(math.inf, m), False) for m in MODEL if m is not None]
+    models = (None,) if verdicts else MODEL
+    policies = [(f"rule={_name(r)} model={_name(m)}", Thresholds(r, m), True) for r in RULE for m in models]
+    policies += [(f"model={_name(m)}", Thresholds(math.inf, m), False) for m in models if m is not None]
     return {name: summarize([score(t, decide(t, by_id[t.id], thresholds, rule), by_id[t.id]["seconds"])
                              for t in tasks])
             for name, thresholds, rule in policies}
@@ -92,19 +98,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--device", default=None)
     parser.add_argument("--save", default=None, metavar="FILE.json")
     parser.add_argument("--load", default=None, metavar="FILE.json", help="score saved proposals, no model")
+    parser.add_argument("--verdicts", action="store_true",
+                        help="collect the rule's verdicts alone, as low and medium run (not with --load)")
     args = parser.parse_args(argv)
     tasks = fixed_subset(load_tasks(), args.limit, args.seed)
+    verdicts = args.verdicts
     if args.load:
-        records = json.loads(Path(args.load).read_text(encoding="utf-8"))["records"]
+        saved = json.loads(Path(args.load).read_text(encoding="utf-8"))
+        records, verdicts = saved["records"], saved.get("verdicts", False)
         tasks = [t for t in tasks if t.id in {r["id"] for r in records}]
     else:
-        records = collect(tasks, args.model, args.device)
+        records = collect(tasks, args.model, args.device, verdicts)
     if args.save:
-        Path(args.save).write_text(json.dumps({"records": records}), encoding="utf-8")
-    summaries = sweep(tasks, records)
+        Path(args.save).write_text(json.dumps({"records": records, "verdicts": verdicts}), encoding="utf-8")
+    summaries = sweep(tasks, records, verdicts)
     print(format_table(summaries))
     print(json.dumps({"benchmark": "next_edit_sweep", "tasks": len(tasks), "limit": args.limit, "seed": args.seed,
-                      "policies": summaries}, sort_keys=True))
+                      "verdicts": verdicts, "policies": summaries}, sort_keys=True))
     return 0
 
 

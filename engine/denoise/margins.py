@@ -9,7 +9,9 @@ both continuations share: the margin is the model's own preference for changing 
 also carry a rival text (a rule's proposal): at the first token that does not keep both texts (where the span
 parts from one of them, whether it keeps the reference there or not), its rival margin is the best
 log-probability of a token that keeps the rival minus the best one that keeps the reference, from the same
-logits: how much the model prefers the rival's change to no change. A span that keeps its text throughout
+logits: how much the model prefers the rival's change to no change. A token that keeps both (a shorter
+token both texts start with there, "Json" before "Response" and "View") decides nothing and is left out of
+both sides: were it the best of each, every such span would weigh 0. A span that keeps its text throughout
 still gets one, from the point where the rival parted from it.
 """
 
@@ -46,8 +48,9 @@ def record_margins(batch: CanvasBatch, targets: torch.Tensor, logits: torch.Tens
                     m = int(order[b, start + j])  # where the written text parts from the reference or the rival
                     if m >= 0:
                         scores = torch.log_softmax(logits[m].float(), -1)
-                        row.rival_margins[i] = (_best(scores, rival.alternatives(seg[:j]) or end_ids)
-                                                - _best(scores, ref.alternatives(seg[:j]) or end_ids))
+                        for_rival = rival.alternatives(seg[:j]) or end_ids
+                        for_ref = ref.alternatives(seg[:j]) or end_ids
+                        row.rival_margins[i] = _best(scores, for_rival - for_ref) - _best(scores, for_ref - for_rival)
                 if not keeps or seg[j] in end_ids:
                     break
                 j += 1

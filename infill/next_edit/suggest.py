@@ -51,10 +51,10 @@ AGGRESSIVENESS: dict[str, Thresholds] = {
     "high": Thresholds(rule=-math.inf, model=8.0),
 }
 """Per `nextEdit.aggressiveness`, chosen with bench.next_edit_sweep on bench.next_edit's 267 tasks (bundled
-model): the model's veto of the rule's text at -4 nats gives 29.8% exact match and keeps 88.7% of noise
-tasks quiet, against 34.1% and 82.3% without the veto (the rename baseline: 27.8% and 77.4%); the bundled
-model's own proposals added no exact match at any threshold, so they are shown at `high` alone
-(docs/figures.md#next-edits)."""
+model). At `low` and `medium` the model only judges the rule's text, each region for its verdict alone
+(`proposals`): at -4 nats it gives 29.3% exact match and keeps 91.9% of noise tasks quiet, against 34.6% and
+82.3% without the veto (the rename baseline: 27.8% and 77.4%). The bundled model's own proposals added no
+exact match at any threshold, so they are shown at `high` alone (docs/figures.md#next-edits)."""
 
 
 NOT_IN_PLACE = "writes a gap from the text before it alone, so it cannot rewrite a region in place"
@@ -187,6 +187,25 @@ def _spot(text: str, region: Region, edit: DocEdit, tokenizer: object) -> Spot:
     return Spot(region.start, region.end, longest + SLACK, kind)
 
 
+def parting(current: str, rival: str) -> int:
+    """The offset of the first character where `rival` and `current` differ (the shorter's length when one
+    starts the other)."""
+    return next((i for i, (a, b) in enumerate(zip(current, rival)) if a != b), min(len(current), len(rival)))
+
+
+def _verdict_spot(text: str, region: Region, rival: str, tokenizer: object) -> Spot:
+    """The region's spot for a verdict alone: masked from where the rule's text parts from the text there,
+    what both share left in the canvas as it stands (the canvas moves the token it ends in into the span, as
+    a lead the model must write, `infill.leads`). Masked from the region's start, the model would write the
+    shared text again, a step a token, before its verdict (`margins`), and a first token that spelled neither
+    text there would leave no verdict at all (the two texts' best tokens are the same ones)."""
+    current = text[region.start : region.end]
+    k = parting(current, rival)
+    longest = max(count_tokens(current[k:], tokenizer), count_tokens(rival[k:], tokenizer))
+    kind = "line" if "\n" not in current[k:].rstrip("\n") else "block"
+    return Spot(region.start + k, region.end, longest + SLACK, kind)
+
+
 @dataclass(frozen=True)
 class Proposal:
     """What the model wrote in one region (None: nothing kept, or a result that did not parse), its margin,
@@ -214,14 +233,22 @@ def proposals(engine: EngineLike, document: OpenDocument, history: Sequence[DocE
     by_uri = {d.uri: d for d in (document, *others)}
     found = regions(edit, document.text, spec,
                     [(d.uri, d.text, get_language(d.language)) for d in others], settings.most, lines)
+    rival_of = {r: renamed(edit, by_uri[r.uri].text[r.start : r.end]) if settings.rule else None for r in found}
+    verdicts = settings.rule and AGGRESSIVENESS[settings.aggressiveness].model is None
+    if verdicts:  # only the rule's text can be shown: the other regions need no model, the rule's only a verdict
+        found = [r for r in found if rival_of[r] is not None]
+        if not found:
+            return edit, []
     while True:
         jobs, places = [], []
         for uri in dict.fromkeys(r.uri for r in found):
             doc = by_uri[uri]
             doc_spec = get_language(doc.language)
             picked = sorted((r for r in found if r.uri == uri), key=lambda r: r.start)
-            spots = [_spot(doc.text, r, edit, engine.tokenizer) for r in picked]
-            rivals = tuple(renamed(edit, doc.text[r.start : r.end]) if settings.rule else None for r in picked)
+            spots = [_verdict_spot(doc.text, r, str(rival_of[r]), engine.tokenizer) if verdicts
+                     else _spot(doc.text, r, edit, engine.tokenizer) for r in picked]
+            rivals = tuple(None if rival_of[r] is None else str(rival_of[r])[s.start - r.start :]
+                           for r, s in zip(picked, spots))
             header = history_header(history, doc_spec.comment_prefix, engine.tokenizer, settings.history_tokens)
             jobs.append(FillJob(doc.text, tuple(spots), doc_spec, uri, header + context, rivals))
             places.append(list(zip(picked, spots)))
@@ -238,8 +265,9 @@ def proposals(engine: EngineLike, document: OpenDocument, history: Sequence[DocE
         by_start = {e.start: e for e in result.edits}
         for (region, spot), margin, rival in zip(placed, result.margins, result.rival_margins):
             edit_here = by_start.get(spot.start)
-            text = edit_here.new_text if edit_here is not None and edit_here.end == spot.end else None
-            made[region] = Proposal(region, job.text[spot.start : spot.end], text, margin, rival)
+            kept = job.text[region.start : spot.start]
+            text = kept + edit_here.new_text if edit_here is not None and edit_here.end == spot.end else None
+            made[region] = Proposal(region, job.text[region.start : region.end], text, margin, rival)
     return edit, [made[r] for r in found if r in made]
 
 

@@ -28,6 +28,22 @@ class _IdsReference:
         return frozenset(self.ids[len(written) : len(written) + 1])
 
 
+class _SharedAt(_IdsReference):
+    """An `_IdsReference` that also takes `shared` at position `at` (a shorter token another text starts
+    with there too)."""
+
+    def __init__(self, ids: list[int], at: int, shared: int) -> None:
+        super().__init__(ids)
+        self.at, self.shared = at, shared
+
+    def follows(self, written, token) -> bool:
+        return super().follows(written, token) or (len(written) == self.at and token == self.shared)
+
+    def alternatives(self, written) -> frozenset[int]:
+        extra = {self.shared} if len(written) == self.at else set()
+        return super().alternatives(written) | extra
+
+
 def test_a_span_s_margin_is_the_base_s_preference_where_it_leaves_its_reference(anchored):
     """With the adapter off the loop is the base's greedy decoding, so the margin can be checked against
     transformers' Llama: at the first written token that leaves the reference, log p(written) - log p(the
@@ -60,6 +76,13 @@ def test_a_span_s_margin_is_the_base_s_preference_where_it_leaves_its_reference(
     assert kept_weighed.margin is None
     assert kept_weighed.rival_margin == pytest.approx(float(scores[third] - scores[written[2]]), abs=1e-3)
     assert kept_weighed.rival_margin < 0
+    # a token both texts take there decides nothing: left out of both sides, even when it is the likeliest
+    shared = max((t for t in range(scores.shape[0]) if t not in (written[2], third, sp.eos_id, sp.pad_id,
+                                                                   sp.mask_id)), key=lambda t: float(scores[t]))
+    assert scores[shared] > scores[third]
+    sharing = anchored.infill([InfillRequest(canvas, span_refs=(_SharedAt(written, 2, shared),),
+                                             span_rivals=(_SharedAt(rival, 2, shared),))], params)[0].spans[0]
+    assert sharing.rival_margin == pytest.approx(kept_weighed.rival_margin, abs=1e-5)
     # with the adapter on, drafting or one token a step: the margin comes from the same logits
     one_a_step, drafted = (anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(reference),))], p)[0]
                            for p in (DenoiseParams.reference().with_(fill_after_eos=False),
