@@ -14,6 +14,7 @@ alone; without it, every region is filled to the end, as `high` runs.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -32,7 +33,8 @@ RULE = (-math.inf, -8.0, -6.0, -4.0, -3.0, -2.5, -2.0, -1.0, 0.0, 1.0, 2.0)
 MODEL = (None, -math.inf, 0.0, 2.0, 4.0, 6.0, 8.0)
 
 
-def collect(tasks: Sequence[Task], model: str, device: str | None, verdicts: bool) -> list[dict[str, Any]]:
+def collect(tasks: Sequence[Task], model: str, device: str | None, verdicts: bool,
+            canvas_tokens: int | None = None) -> list[dict[str, Any]]:
     """Per task: the seconds the model took and every region's proposal, as JSON-ready records."""
     from engine import DenoiseParams, Engine
     from infill.next_edit.edits import edit_between
@@ -41,6 +43,8 @@ def collect(tasks: Sequence[Task], model: str, device: str | None, verdicts: boo
     engine = Engine.load(model, device=device)
     params = DenoiseParams.fast()
     settings = NextEditSettings(aggressiveness="medium" if verdicts else "high")
+    if canvas_tokens is not None:
+        settings = dataclasses.replace(settings, canvas_tokens=canvas_tokens)
     out = []
     for n, task in enumerate(tasks, 1):
         edit = edit_between(URI.format(task.path), task.before, task.current)
@@ -98,6 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--device", default=None)
     parser.add_argument("--save", default=None, metavar="FILE.json")
     parser.add_argument("--load", default=None, metavar="FILE.json", help="score saved proposals, no model")
+    parser.add_argument("--canvas-tokens", type=int, default=None, help="NextEditSettings.canvas_tokens")
     parser.add_argument("--verdicts", action="store_true",
                         help="collect the rule's verdicts alone, as low and medium run (not with --load)")
     args = parser.parse_args(argv)
@@ -108,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         records, verdicts = saved["records"], saved.get("verdicts", False)
         tasks = [t for t in tasks if t.id in {r["id"] for r in records}]
     else:
-        records = collect(tasks, args.model, args.device, verdicts)
+        records = collect(tasks, args.model, args.device, verdicts, args.canvas_tokens)
     if args.save:
         Path(args.save).write_text(json.dumps({"records": records, "verdicts": verdicts}), encoding="utf-8")
     summaries = sweep(tasks, records, verdicts)

@@ -11,8 +11,9 @@ parts from one of them, whether it keeps the reference there or not), its rival 
 log-probability of a token that keeps the rival minus the best one that keeps the reference, from the same
 logits: how much the model prefers the rival's change to no change. A token that keeps both (a shorter
 token both texts start with there, "Json" before "Response" and "View") decides nothing and is left out of
-both sides: were it the best of each, every such span would weigh 0. A span that keeps its text throughout
-still gets one, from the point where the rival parted from it.
+both sides: were it the best of each, every such span would weigh 0; where the same tokens keep both (a
+written token left both before they parted), the span gets no rival margin. A span that keeps its text
+throughout still gets one, from the point where the rival parted from it.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ def record_margins(batch: CanvasBatch, targets: torch.Tensor, logits: torch.Tens
                         scores = torch.log_softmax(logits[m].float(), -1)
                         for_rival = rival.alternatives(seg[:j]) or end_ids
                         for_ref = ref.alternatives(seg[:j]) or end_ids
-                        row.rival_margins[i] = _best(scores, for_rival - for_ref) - _best(scores, for_ref - for_rival)
+                        if for_rival != for_ref:  # the same tokens keep both texts: no verdict here
+                            row.rival_margins[i] = (_best(scores, for_rival - for_ref)
+                                                    - _best(scores, for_ref - for_rival))
                 if not keeps or seg[j] in end_ids:
                     break
                 j += 1

@@ -83,6 +83,11 @@ def test_a_span_s_margin_is_the_base_s_preference_where_it_leaves_its_reference(
     sharing = anchored.infill([InfillRequest(canvas, span_refs=(_SharedAt(written, 2, shared),),
                                              span_rivals=(_SharedAt(rival, 2, shared),))], params)[0].spans[0]
     assert sharing.rival_margin == pytest.approx(kept_weighed.rival_margin, abs=1e-5)
+    # written text that leaves both texts where they still agree gives no verdict (not a tie of 0)
+    agreeing = [*reference[:3], third, *reference[4:]]
+    unweighed = anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(reference),),
+                                               span_rivals=(_IdsReference(agreeing),))], params)[0].spans[0]
+    assert unweighed.margin == pytest.approx(left.margin, abs=1e-5) and unweighed.rival_margin is None
     # with the adapter on, drafting or one token a step: the margin comes from the same logits
     one_a_step, drafted = (anchored.infill([InfillRequest(canvas, span_refs=(_IdsReference(reference),))], p)[0]
                            for p in (DenoiseParams.reference().with_(fill_after_eos=False),

@@ -150,6 +150,9 @@ def test_the_judgement_of_a_region() -> None:
     assert low.shown is None and low.why == "changes nothing the edit changed"  # nor is the model's own
     vetoed = judge(edit, region, current, None, None, region.start, Thresholds(-6.0, None), True, rival_margin=-7.0)
     assert vetoed.shown is None and vetoed.why == "rule margin -7.00 under -6.0"
+    unmeasured = judge(edit, region, current, None, None, region.start, Thresholds(-6.0, None), True,
+                       rival_margin=math.nan)
+    assert unmeasured.shown is None  # a margin that is no number is no verdict for the rule
     # without the rule: the model's own proposal, by its own margin, where its threshold shows any
     both = Thresholds(1.5, 1.5)
     assert judge(edit, region, current, "render", 2.0, region.start, both, False).shown.source == "model"
