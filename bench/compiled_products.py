@@ -102,18 +102,27 @@ class Int4Linear(nn.Module):
         return y.float().view(*x.shape[:-1], y.shape[-1])
 
 
-def compile_direct(module: nn.Module, x: torch.Tensor) -> Callable[..., Any]:
-    """Inductor's compiled callable of `module` at x's shape (frozen weights, max-autotune as configured)."""
+def compile_direct(module: nn.Module, x: torch.Tensor, dynamic: bool = False) -> Callable[[torch.Tensor], torch.Tensor]:
+    """Inductor's compiled callable of `module` at x's shape (frozen weights, max-autotune as configured;
+    `dynamic`: any row count, x's dimension 1), called without dynamo: x in, the product out."""
     from torch._inductor.compile_fx import compile_fx
 
-    box: dict[str, Callable[..., Any]] = {}
+    box: dict[str, Any] = {}
 
-    def backend(gm: torch.fx.GraphModule, example: list[torch.Tensor]) -> Callable[..., Any]:
-        box["fn"] = compile_fx(gm, example)
+    def backend(gm: torch.fx.GraphModule, example: list[Any]) -> Callable[..., Any]:
+        box["fn"], box["symbolic"] = compile_fx(gm, example), [not isinstance(e, torch.Tensor) for e in example]
         return box["fn"]
 
-    torch.compile(module, backend=backend, fullgraph=True, dynamic=False)(x)
-    return box["fn"]
+    if dynamic:
+        torch._dynamo.mark_dynamic(x, 1)
+    torch.compile(module, backend=backend, fullgraph=True, dynamic=None if dynamic else False)(x)
+    fn, symbolic = box["fn"], box["symbolic"]
+
+    def call(x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = fn(*[x.shape[1] if sym else x for sym in symbolic])[0]
+        return out
+
+    return call
 
 
 def generated_since(cache: Path, since: float) -> list[str]:
@@ -189,16 +198,17 @@ def outputs(path: str, p: Product, today: Callable[..., Any] | None, rows: int, 
         return torch._weight_int8pack_mm(x.to(torch.bfloat16), *p.int8).float()
     if path == "eager_int4":
         return torch._weight_int4pack_mm_for_cpu(x.to(torch.bfloat16), p.int4[0], group, p.int4[1]).float()
-    return p.compiled[(path, rows)](x.view(1, rows, -1))[0].reshape(rows, -1)
+    return p.compiled[(path, rows)](x.view(1, rows, -1)).reshape(rows, -1)
 
 
 def compile_all(products: list[Product], rows_list: list[int], kinds: list[str], group: int,
-                cache: Path) -> dict[str, Any]:
-    """Compile every product at every row count; per (kind, shape, rows) the first compile's seconds, the
-    mean seconds of the others (cache hits), and the micro-kernels in the generated code."""
+                cache: Path, dynamic: bool) -> dict[str, Any]:
+    """Compile every product at every row count (`dynamic`: once, for any row count); per (kind, shape,
+    rows) the first product's compile seconds, the mean seconds of the others, and the micro-kernels in
+    the generated code."""
     report: dict[str, Any] = {}
     for kind in kinds:
-        for rows in rows_list:
+        for rows in ([max(2, rows_list[0])] if dynamic else rows_list):
             seen: dict[str, dict[str, Any]] = {}
             for p in products:
                 shape = f"{p.weight.shape[0]}x{p.weight.shape[1]}"
@@ -206,7 +216,8 @@ def compile_all(products: list[Product], rows_list: list[int], kinds: list[str],
                 x = torch.randn(1, rows, p.weight.shape[1])
                 started, wall = time.perf_counter(), time.time()
                 with torch.inference_mode():
-                    p.compiled[(kind, rows)] = compile_direct(module, x)
+                    call = compile_direct(module, x, dynamic)
+                p.compiled.update({(kind, r): call for r in (rows_list if dynamic else [rows])})
                 took = time.perf_counter() - started
                 if shape in seen:
                     seen[shape]["rest_s"].append(took)
@@ -240,6 +251,25 @@ def errors(products: list[Product], today: list[Callable[..., Any]], paths: list
     return worst
 
 
+def keeps_rows(products: list[Product], today: list[Callable[..., Any]], paths: list[str], rows: int,
+               group: int) -> dict[str, bool]:
+    """Per path, whether each row of a `rows`-row call gets exactly the bits it gets alone (what the engine
+    asks of a decoding kernel: `engine.loading.calibrate.row_invariant`), on the first product of each shape."""
+    first: dict[tuple[int, ...], tuple[Product, Callable[..., Any]]] = {}
+    for p, call in zip(products, today):
+        first.setdefault(tuple(p.weight.shape), (p, call))
+    generator = torch.Generator().manual_seed(1)
+    kept = dict.fromkeys(paths, True)
+    with torch.inference_mode():
+        for p, call in first.values():
+            x = torch.randn(rows, p.weight.shape[1], generator=generator)
+            for path in paths:
+                together = outputs(path, p, call, rows, x, group)
+                alone = torch.cat([outputs(path, p, call, 1, x[i : i + 1], group) for i in range(rows)])
+                kept[path] = kept[path] and torch.equal(together, alone)
+    return kept
+
+
 def configure(backends: str, cache: Path) -> None:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
     import torch._dynamo.config as dynamo_config
@@ -266,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=None, help="inductor cache folder (default: a new one)")
     parser.add_argument("--paths", default=",".join(PATHS))
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--dynamic", action="store_true",
+                        help="compile each product once for any row count (the AMX kernels at every row count)")
     args = parser.parse_args(argv)
     paths = [p for p in args.paths.split(",") if p]
     if unknown := [p for p in paths if p not in PATHS]:
@@ -284,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     picked = sorted({f"{p.shape_key}:{p.kernels[0]}" for p in engine.loaded.model.products()})
     started = time.perf_counter()
     compiled_kinds = [p for p in paths if p.startswith("compiled")]
-    compile_report = compile_all(products, rows_list, compiled_kinds, args.group, cache)
+    compile_report = compile_all(products, rows_list, compiled_kinds, args.group, cache, args.dynamic)
     compile_s = time.perf_counter() - started
 
     timed: dict[int, dict[str, float]] = {}
@@ -301,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
                     samples[path].append((time.perf_counter() - t) * 1000)
             timed[rows] = {path: statistics.median(s) for path, s in samples.items()}
     worst = errors(products, today, paths, rows_list, args.group)
+    kept = keeps_rows(products, today, paths, rows_list[-1], args.group) if rows_list[0] == 1 else {}
 
     base = "today" if "today" in paths else paths[0]
     print(f"model {engine.name}: {len(products)} products ({args.layers} blocks + head); "
@@ -316,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
           if len(rows_list) > 1 else "")
     print("error against the bfloat16 product (worst over products and rows): "
           + "; ".join(f"{p} {e['max_abs']:.4f} abs, {e['rel']:.4f} rel" for p, e in worst.items()))
+    if kept:
+        print(f"a row's bits alone and beside {rows_list[-1] - 1} others: "
+              + ", ".join(f"{p} {'same' if same else 'differ'}" for p, same in kept.items()))
     if compile_report:
         print(f"compile: {compile_s:.1f} s in all (cache {cache})")
         for key, entry in compile_report.items():
@@ -326,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
                       "today_kernels": picked, "torch": torch.__version__,
                       "cpu": torch.backends.cpu.get_cpu_capability(), "compile_s": round(compile_s, 1),
                       "ms": {str(r): {p: round(v, 3) for p, v in row.items()} for r, row in timed.items()},
-                      "errors": worst, "compile": compile_report}))
+                      "errors": worst, "keeps_rows": kept, "dynamic": args.dynamic,
+                      "compile": compile_report}))
     return 0
 
 
