@@ -78,7 +78,7 @@ def swaps(model: Any, layers: int) -> tuple[list[tuple[Any, str, Any, Swapped]],
     for owner, attr in places:
         inner = getattr(owner, attr)
         product = Product(attr, decoding_weight(inner).contiguous())
-        product.quantize(32)
+        product.quantize(32, int4=False)
         x = torch.randn(1, 2, inner.weight.shape[1])
         with torch.inference_mode():
             compiled = compile_direct(Int8Linear(*product.int8).eval(), x, dynamic=True)
