@@ -129,3 +129,18 @@ def test_holes_never_leave_a_file_broken(tiny_anchored, capsys):
     holes.main(["--model", str(tiny_anchored), "--limit", "4", "--workers", "1"])
     out = last_json(capsys)
     assert out["broken"] == 0 and out["filled_parsing"] + out["marker_kept"] == out["tasks"] == 4
+
+
+def test_compiled_products(tiny_anchored, capsys, tmp_path):
+    """Inductor compiles each product of the tiny model with its own weight: the compiled int8 product
+    agrees with torch's eager int8 kernel on the same weights, within bfloat16 rounding."""
+    from bench import compiled_products
+
+    compiled_products.main(["--model", str(tiny_anchored), "--layers", "2", "--rows", "1,2", "--rounds", "1",
+                            "--dynamic", "--threads", "1", "--paths", "today,eager_int8,compiled_int8",
+                            "--cache", str(tmp_path / "inductor")])
+    out = last_json(capsys)
+    assert set(out["ms"]) == {"1", "2"} and all(v > 0 for row in out["ms"].values() for v in row.values())
+    eager, compiled = out["errors"]["eager_int8"], out["errors"]["compiled_int8"]
+    assert compiled["rel"] < 2 * eager["rel"] + 0.01
+    assert out["keeps_rows"]["compiled_int8"]
