@@ -21,7 +21,11 @@
   `current_version`, as Tabby's server answers (its model writes `<|next_version|>`).
 
 The window (or file) comes back unchanged when there is no next edit. Bad input is a 400 naming the section
-or field; a model that cannot rewrite in place (a block-diffusion checkpoint) a 501.
+or field; a model that cannot rewrite in place (a block-diffusion checkpoint) a 501. A huge body (a
+100,000-line file, a megabyte string in any field) costs about its length: the sections are found in one
+pass, the versions are compared between their common head and tail (`diff_history`), the file is read
+around the edit only (`infill.next_edit.crop`), and usage counts of texts past the model's reach are
+estimated (`_tokens`).
 """
 
 from __future__ import annotations
