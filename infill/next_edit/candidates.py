@@ -17,8 +17,9 @@ only blank lines between them (their masks would run into one gap).
 from __future__ import annotations
 
 import difflib
+import heapq
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from infill.languages import LanguageSpec
@@ -31,6 +32,7 @@ MAX_LINES = 4
 WINDOW = 2  # lines below the edit in the `window` region
 NEAR = 12  # lines either side of the edit searched for `shape` lines
 SHAPE_RATIO = 0.75
+HITS = 4  # echo places made into regions per region asked for, the nearest first
 _WORD = re.compile(r"[A-Za-z_0-9\"']")
 
 
@@ -156,27 +158,35 @@ def regions(edit: DocEdit, text: str, spec: LanguageSpec, others: Iterable[tuple
 
     replaced = replacement(edit.old_lines, edit.new_lines)
 
-    def echoes(uri: str, doc: str, doc_index: LineIndex, doc_spec: LanguageSpec) -> list[Region]:
-        found: set[Region] = set()
+    def echoes(uri: str, doc: str, doc_index: LineIndex, doc_spec: LanguageSpec,
+               rank: Callable[[int, int], tuple[int, ...]]) -> list[Region]:
+        """The echo regions of `doc`, made for the `HITS` x `most` places that `rank` (line, offset) puts
+        first: a common word's every occurrence in a long file would cost a region, and a parse, each."""
+        found: set[tuple[int, int, int, str]] = set()  # line, start, end, how it is masked
         if replaced is not None:  # the rename rule's own places: what it would rewrite, masked alone
-            found.update(Region(uri, doc_index.line_of(m.start()), doc_index.line_of(m.start()), "echo", m.start(),
-                                m.end()) for m in pattern(replaced[0]).finditer(doc))
+            found.update((doc_index.line_of(m.start()), m.start(), m.end(), "rule")
+                         for m in pattern(replaced[0]).finditer(doc))
         for run, alone in runs:
-            for start, end in _hits(doc, run):
-                line = doc_index.line_of(start)
-                if alone:
-                    start, end = _extent(doc, start, end, doc_spec, construct)
-                    found.add(Region(uri, line, line, "echo", start, end))
-                else:
-                    found.add(_lines_region(uri, doc_index, line, line, "echo"))
-        return list(found)
+            found.update((doc_index.line_of(start), start, end, "alone" if alone else "line")
+                         for start, end in _hits(doc, run))
+        made: set[Region] = set()
+        for line, start, end, how in heapq.nsmallest(HITS * most, found, key=lambda h: (*rank(h[0], h[1]), h[3])):
+            if how == "line":
+                made.add(_lines_region(uri, doc_index, line, line, "echo"))
+                continue
+            if how == "alone":
+                start, end = _extent(doc, start, end, doc_spec, construct)
+            made.add(Region(uri, line, line, "echo", start, end))
+        return list(made)
 
-    for region in sorted(echoes(edit.uri, text, index, spec),
+    for region in sorted(echoes(edit.uri, text, index, spec,
+                                lambda line, start: (line < edited.first, abs(line - edited.last), start)),
                          key=lambda r: (r.first < edited.first, abs(r.first - edited.last), r.start)):
         add(region)
-    shape = [_kind(line) for line in edit.old_lines.split("\n") if line.strip()]
+    shape = list(dict.fromkeys(tuple(_kind(line)) for line in edit.old_lines.split("\n") if line.strip()))
     if shape:
-        near = range(max(0, edited.first - NEAR), min(len(lines), edited.last + NEAR + 1))
+        near = [n for n in range(max(0, edited.first - NEAR), min(len(lines), edited.last + NEAR + 1))
+                if not edited.first <= n <= edited.last]  # the edit's own lines are never a region
         for line in sorted(near, key=lambda n: (n < edited.first, abs(n - edited.last))):
             kinds = _kind(lines[line])
             if kinds and max(difflib.SequenceMatcher(a=s, b=kinds).ratio() for s in shape) >= SHAPE_RATIO:
@@ -188,6 +198,7 @@ def regions(edit: DocEdit, text: str, spec: LanguageSpec, others: Iterable[tuple
         add(_lines_region(edit.uri, index, below, below, "window"))
     for uri, other, other_spec in others:
         texts[uri] = other
-        for region in sorted(echoes(uri, other, LineIndex(other), other_spec), key=lambda r: r.start):
+        for region in sorted(echoes(uri, other, LineIndex(other), other_spec, lambda _, start: (start,)),
+                             key=lambda r: r.start):
             add(region)
     return picked

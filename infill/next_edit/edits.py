@@ -3,12 +3,19 @@ replaced, and what changed inside them, token by token."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 
+from infill.next_edit.diff_runs import changed_runs
+
 TOKEN = re.compile(r"""[A-Za-z_]\w*|\d[\w.]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|#[^\n]*|\S""")
 """Identifiers, numbers, one-line string literals, comments, and any other character on its own."""
+
+EDIT_CHARS = 10_000
+"""An edit whose old and new lines hold more characters than this together is a paste or a rewrite, which no
+next edit carries on: its tokens are not compared (`replacements` gives none, `rule.replacement` None) and
+no next edit follows it (`suggest.propose`). Comparing them would hold a match object for every token of
+what may be megabytes."""
 
 
 def code_tokens(text: str) -> list[str]:
@@ -115,13 +122,15 @@ def _line_end(text: str, offset: int) -> int:
 
 
 def replacements(old: str, new: str) -> tuple[Replacement, ...]:
-    """The runs of tokens that differ between `old` and `new`, in order."""
+    """The runs of tokens that differ between `old` and `new`, in order (none past `EDIT_CHARS`)."""
+    if len(old) + len(new) > EDIT_CHARS:
+        return ()
     a, b = list(TOKEN.finditer(old)), list(TOKEN.finditer(new))
-    matcher = difflib.SequenceMatcher(a=[m.group() for m in a], b=[m.group() for m in b], autojunk=False)
+    runs = changed_runs([m.group() for m in a], [m.group() for m in b])
     return tuple(Replacement(tuple(m.group() for m in a[i1:i2]), tuple(m.group() for m in b[j1:j2]),
                              _between(old, a[i1:i2]), _between(new, b[j1:j2]),
                              a[i1].start() if i1 < len(a) else len(old))
-                 for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+                 for i1, i2, j1, j2 in runs)
 
 
 def _between(text: str, run: list[re.Match[str]]) -> str:

@@ -64,11 +64,19 @@ def hunks(patch: str) -> list[Hunk]:
 
 
 def before_patch(current: str, patch: str) -> str:
-    """`current` with `patch`'s hunks taken back out: the text the patch was applied to."""
+    """`current` with `patch`'s hunks taken back out: the text the patch was applied to (built in one pass over
+    the lines, so many hunks of a long file cost its length once)."""
     lines = current.split("\n")
-    for hunk in sorted(hunks(patch), key=lambda h: h.new_start, reverse=True):
+    out: list[str] = []
+    done = 0
+    for hunk in sorted(hunks(patch), key=lambda h: h.new_start):
         at = max(0, hunk.new_start - 1) if hunk.new else hunk.new_start
+        if at < done:
+            raise PatchError(f"the diff's hunk at line {hunk.new_start} overlaps the hunk before it")
         if lines[at : at + len(hunk.new)] != hunk.new:
             raise PatchError(f"the diff's hunk at line {hunk.new_start} does not match the file there")
-        lines[at : at + len(hunk.new)] = hunk.old
-    return "\n".join(lines)
+        out += lines[done:at]
+        out += hunk.old
+        done = at + len(hunk.new)
+    out += lines[done:]
+    return "\n".join(out)

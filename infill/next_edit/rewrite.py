@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from infill.next_edit.edits import DocEdit
 from infill.next_edit.suggest import NextEdit, NextEditSettings, OpenDocument, suggest
-from infill.positions import LineIndex
 
 if TYPE_CHECKING:
     from engine import DenoiseParams
@@ -39,10 +38,9 @@ def rewrite(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdi
     window = text[start:end]
     if not any(e.uri == document.uri for e in history):
         return Rewritten(window, [])
-    index = LineIndex(text)
-    last = index.line_of(end - 1 if end > start and text[end - 1] == "\n" else end)
+    last = text.count("\n", 0, end - 1 if end > start and text[end - 1] == "\n" else end)
     shown = suggest(engine, document, history, params, settings or NextEditSettings(), (), cancel, context,
-                    (index.line_of(start), last))
+                    (text.count("\n", 0, start), last))
     kept = inside(shown, document.uri, text, start, end)
     moved = [replace(e, start=e.start - start, end=e.end - start) for e in kept]
     return Rewritten(applied(window, moved), kept)

@@ -4,26 +4,25 @@ text the model weighs at each place (`infill.next_edit.suggest`)."""
 
 from __future__ import annotations
 
-import difflib
 import re
 
-from infill.next_edit.edits import TOKEN, DocEdit
+from infill.next_edit.diff_runs import changed_runs
+from infill.next_edit.edits import EDIT_CHARS, TOKEN, DocEdit
 
 
 def replacement(old: str, new: str) -> tuple[str, str] | None:
     """What an edit of `old` lines into `new` lines replaced and with what, as source text on one line, or
     None when it is no such replacement (lines only inserted or only deleted, a removed text that spans
-    lines or names nothing).
+    lines or names nothing, an edit past `EDIT_CHARS`).
 
     The lines are compared token by token (layout ignored). Each differing run of tokens is a (removed,
     added) pair of source text; a pure insertion takes the token before it along, so `f(a)` -> `f(a, b)`
     gives ("a", "a, b"). When every run gives the same pair (one rename made once or several times) that is
     the replacement; otherwise the text from the first differing token to the last one."""
-    if not old.strip() or not new.strip():
+    if not old.strip() or not new.strip() or len(old) + len(new) > EDIT_CHARS:
         return None
     a, b = list(TOKEN.finditer(old)), list(TOKEN.finditer(new))
-    matcher = difflib.SequenceMatcher(None, [m.group() for m in a], [m.group() for m in b], autojunk=False)
-    runs = [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    runs = changed_runs([m.group() for m in a], [m.group() for m in b])
     if not runs:
         return None
 

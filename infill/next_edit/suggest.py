@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from infill.canvas import ContextOverflow
 from infill.fill import FillJob, FillOptions, fill_many
 from infill.languages import LanguageSpec, get_language
 from infill.next_edit.candidates import _WORD, MOST, Region, regions
+from infill.next_edit.crop import Crop, around_edit, follows, searchable
 from infill.next_edit.edits import DocEdit, replacements
 from infill.next_edit.header import history_header
 from infill.next_edit.rule import renamed
 from infill.parsing import first_error
+from infill.reach import char_budget
 from infill.spots import Spot
 from infill.windows import count_tokens
 
@@ -277,12 +279,31 @@ def propose(engine: EngineLike, document: OpenDocument, history: Sequence[DocEdi
             others: Sequence[OpenDocument] = (), cancel: Callable[[], bool] | None = None,
             context: str = "", lines: tuple[int, int] | None = None) -> list[Judged]:
     """Every candidate region after the newest edit of `document` in `history`, judged (shown ones have
-    `shown`); `lines` as `proposals`."""
-    edit, made = proposals(engine, document, history, params, settings, others, cancel, context, lines)
+    `shown`); `lines` as `proposals`. A huge document is read around the edit alone (`crop`); none after an
+    edit no next edit follows (a paste)."""
+    mine = [e for e in history if e.uri == document.uri]
+    if not mine or not follows(mine[-1]):
+        return []
+    budget = char_budget(engine)
+    cut = around_edit(document.text, mine[-1], budget)
+    kept = replace(document, text=cut.text)
+    moved = [cut.edit_in(e) if e.uri == document.uri else e for e in history]
+    near = [d for d in others if searchable(d.text, budget)]
+    edit, made = proposals(engine, kept, moved, params, settings, near, cancel, context, cut.lines_in(lines))
     if edit is None:
         return []
-    documents = {d.uri: d for d in (document, *others)}
-    return judge_all(edit, made, AGGRESSIVENESS[settings.aggressiveness], settings.rule, documents)
+    documents = {d.uri: d for d in (kept, *near)}
+    judged = judge_all(edit, made, AGGRESSIVENESS[settings.aggressiveness], settings.rule, documents)
+    return [_whole(j, cut) if j.region.uri == document.uri else j for j in judged]
+
+
+def _whole(judged: Judged, cut: Crop) -> Judged:
+    """A judgement of the cropped document in the whole document's offsets and lines."""
+    region = cut.region_out(judged.region)
+    shown = judged.shown
+    if shown is not None:
+        shown = replace(shown, start=shown.start + cut.offset, end=shown.end + cut.offset, region=region)
+    return replace(judged, region=region, shown=shown)
 
 
 def judge_all(edit: DocEdit, made: Sequence[Proposal], thresholds: Thresholds, use_rule: bool,

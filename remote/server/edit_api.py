@@ -21,7 +21,11 @@
   `current_version`, as Tabby's server answers (its model writes `<|next_version|>`).
 
 The window (or file) comes back unchanged when there is no next edit. Bad input is a 400 naming the section
-or field; a model that cannot rewrite in place (a block-diffusion checkpoint) a 501.
+or field; a model that cannot rewrite in place (a block-diffusion checkpoint) a 501. A huge body (a
+100,000-line file, a megabyte string in any field) costs about its length: the sections are found in one
+pass, the versions are compared between their common head and tail (`diff_history`), the file is read
+around the edit only (`infill.next_edit.crop`), and usage counts of texts past the model's reach are
+estimated (`_tokens`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from infill.next_edit.suggest import NOT_IN_PLACE, NextEditSettings, OpenDocumen
 from infill.tickets import Ticket
 from infill.windows import count_tokens
 from remote.server import compat_apis, schemas, tabby_api
+from remote.server.bounds import char_budget
 from remote.server.extra_context import client_chunks, extra_header
 from remote.server.service import RequestError, TextOutcome, language, sampling
 
@@ -92,8 +97,9 @@ def _snippets(section: str | None) -> list[tuple[str, str]]:
     versions wrote them, each after its path line)."""
     if not section or not section.strip():
         return []
-    tagged = [_section(block, "recently_viewed_code_snippet") or "" for block in
-              re.findall(r"<\|recently_viewed_code_snippet\|>.*?<\|/recently_viewed_code_snippet\|>", section, re.S)]
+    opened, closed = OPEN.format("recently_viewed_code_snippet"), CLOSE.format("recently_viewed_code_snippet")
+    tagged = [part[: part.find(closed)].removeprefix("\n").removesuffix("\n")
+              for part in section.split(opened)[1:] if closed in part]  # one pass: no search from every tag
     blocks = tagged or re.split(r"\n(?=" + re.escape(SNIPPET_PATH) + ")", section)
     out = []
     for block in blocks:
@@ -189,8 +195,17 @@ def next_version(engine: Any, doc: Document, temperature: float | None, top_p: f
 def _outcome(engine: Any, prompt: str, text: str) -> TextOutcome:
     """The answer as the text endpoints' outcome (their bodies and events serve it); token counts by the
     model's tokenizer: the user message's, and the answer's."""
-    written = count_tokens(text, engine.tokenizer)
-    return TextOutcome([text], ["stop"], count_tokens(prompt, engine.tokenizer), Stats(new_tokens=written))
+    written = _tokens(engine, text)
+    return TextOutcome([text], ["stop"], _tokens(engine, prompt), Stats(new_tokens=written))
+
+
+def _tokens(engine: Any, text: str) -> int:
+    """`text`'s tokens; for a text longer than the model's reach (`char_budget`), an estimate from its first
+    that many characters: tokenizing megabytes for a usage figure would cost seconds and most of a gigabyte."""
+    budget = char_budget(engine)
+    if len(text) <= budget:
+        return count_tokens(text, engine.tokenizer)
+    return round(count_tokens(text[:budget], engine.tokenizer) * len(text) / budget)
 
 
 def mercury_outcome(engine: Any, body: schemas.EditCompletions, ticket: Ticket) -> TextOutcome:

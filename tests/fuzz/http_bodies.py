@@ -4,6 +4,7 @@ and dotted paths into them (`leaf_paths`, `get`, `put`) for the hostile probes t
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -129,6 +130,30 @@ class Bodies:
                    "current_version": PREFIX + SUFFIX}
         return {"language": "python", "mode": "next_edit_suggestion", "seed": self.rng.randint(0, 9),
                 "segments": {"prefix": PREFIX, "suffix": SUFFIX, "filepath": "a.py", "edit_history": history}}
+
+
+def into_file(body: dict[str, Any], shape: str, text: str, both: bool) -> str:
+    """Put `text` (whole lines) at the top of the file of a next-edit body (`mercury_edit`, `tabby_edit`), the
+    edit's diff and the cursor moved down with it: a huge file whose edit still matches, so the server runs
+    the whole next-edit path on it. `both`: Tabby's `original_code` starts with the lines too (a small edit
+    of a huge file; else the two versions differ by them). Returns the field's path."""
+    lines = text.count("\n")
+
+    def moved(diff: str) -> str:
+        return re.sub(r"@@ -(\d+),1 \+(\d+),1 @@", lambda m: f"@@ -{int(m[1]) + lines},1 +{int(m[2]) + lines},1 @@", diff)
+
+    if shape == "mercury_edit":
+        message = body["messages"][1]
+        message["content"] = moved(message["content"].replace(FILE_LINE, FILE_LINE + text, 1))
+        return "messages.1.content"
+    segments = body["segments"]
+    history = segments["edit_history"]
+    history["current_version"] = text + history["current_version"]
+    segments["prefix"] = text + segments["prefix"]
+    if both:
+        history["original_code"] = text + history["original_code"]
+        history["edits_diff"] = moved(history["edits_diff"])
+    return "segments.edit_history.current_version"
 
 
 def leaf_paths(value: Any, prefix: str = "") -> list[str]:

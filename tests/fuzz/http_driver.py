@@ -185,15 +185,14 @@ def warm_up(session: HttpFuzzSession, fuzzer: HttpFuzzer, workers: int) -> None:
 
 
 def run_http_fuzz(requests: int, seed: int, model: str, workers: int = 8, max_growth_mb: float = 300.0,
-                  huge_chars: int = 3_000_000, huge_lines: int = 250_000, server_args: Sequence[str] = (),
-                  huge_next_edits: bool = False) -> HttpFuzzReport:
-    """`huge_chars`, `huge_lines`: the largest string (characters) and prompt (lines) sent;
-    `huge_next_edits`: to the next-edit endpoints too (`HttpFuzzer`)."""
+                  huge_chars: int = 3_000_000, huge_lines: int = 250_000, server_args: Sequence[str] = ()
+                  ) -> HttpFuzzReport:
+    """`huge_chars`, `huge_lines`: the largest string (characters) and prompt or file (lines) sent."""
     report = HttpFuzzReport(seed, max_growth_mb=max_growth_mb)
     with EngineProcess(["--model", model, *server_args]) as engine:
         assert engine.process is not None
         session = HttpFuzzSession(engine, report)
-        fuzzer = HttpFuzzer(seed, engine_facts(session), huge_chars, huge_lines, huge_next_edits)
+        fuzzer = HttpFuzzer(seed, engine_facts(session), huge_chars, huge_lines)
         warm_up(session, fuzzer, workers)
         report.rss_before_mb = rss_mb(engine.process.pid)
         started, cpu = time.monotonic(), cpu_seconds(engine.process.pid)

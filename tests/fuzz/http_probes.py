@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from http_bodies import FILE_LINE, PATHS, Bodies, EngineFacts, get, leaf_paths, put
+from http_bodies import PATHS, Bodies, EngineFacts, get, into_file, leaf_paths, put
 from http_wire import request_bytes
 
 HOST = "127.0.0.1"
@@ -63,13 +63,8 @@ NEXT_EDITS = ["mercury_edit", "tabby_edit"]
 
 
 class HttpFuzzer:
-    def __init__(self, seed: int, facts: EngineFacts, huge_chars: int = 3_000_000, huge_lines: int = 250_000,
-                 huge_next_edits: bool = False) -> None:
-        """`huge_next_edits`: send huge strings and 100k+ lines to the next-edit endpoints too. Off by default:
-        they read, diff and tokenize the whole file (nothing cuts it to the context yet), so a few such
-        requests grow the server by hundreds of MB where every other endpoint stays bounded."""
+    def __init__(self, seed: int, facts: EngineFacts, huge_chars: int = 3_000_000, huge_lines: int = 250_000) -> None:
         self.rng = random.Random(seed)
-        self.huge_next_edits = huge_next_edits
         self.facts = facts
         self.bodies = Bodies(self.rng, facts)
         self.huge_chars = huge_chars
@@ -207,7 +202,7 @@ class HttpFuzzer:
 
     def huge_string(self) -> Probe:
         shape = self.rng.choice(["openai", "fim", "llama_infill", "llama_completion", "tabby", "document",
-                                 *(NEXT_EDITS if self.huge_next_edits else [])])
+                                 *NEXT_EDITS])
         body = self.bodies.make[shape]()
         size = self.rng.randint(100_000, self.huge_chars)
         filler = self.rng.choice(["x", "😀", " ", "ab\t", "\ud800"]) * (size // 2)
@@ -216,15 +211,16 @@ class HttpFuzzer:
                  "tabby_edit": "segments.edit_history.original_code"}[shape]
         if self.rng.random() < 0.25:
             field = {"openai": "extra", "llama_infill": "input_extra"}.get(shape, field)
-        if field in ("extra", "input_extra"):
+        if shape in NEXT_EDITS and self.rng.random() < 0.5:  # one huge line of the file, the edit below it
+            field = into_file(body, shape, filler + "\n", self.rng.random() < 0.5)
+        elif field in ("extra", "input_extra"):
             body[field] = [{"filename": "big.py", "text": filler}]
         else:
             put(body, field, filler + str(get(body, field) or ""))
         return self.post(f"huge string ({shape}.{field})", "answered", PATHS[shape], encode(body, self.rng))
 
     def huge_lines(self) -> Probe:
-        shape = self.rng.choice(["openai", "fim", "llama_infill", "tabby", "document",
-                                 *(NEXT_EDITS if self.huge_next_edits else [])])
+        shape = self.rng.choice(["openai", "fim", "llama_infill", "tabby", "document", *NEXT_EDITS])
         body = self.bodies.make[shape]()
         lines = self.rng.randint(100_000, self.max_lines)
         block = self.rng.choice(["x = 1\n", "\n", "def f():\n    pass\n", "s = '''\n", "# é\n", "{\n"])
@@ -232,8 +228,8 @@ class HttpFuzzer:
         field = {"openai": "prompt", "fim": "prompt", "llama_infill": "input_prefix", "tabby": "segments.prefix",
                  "document": "text", "mercury_edit": "messages.1.content",
                  "tabby_edit": "segments.edit_history.current_version"}[shape]
-        if shape == "mercury_edit":  # the lines go into the file, above the window
-            put(body, field, get(body, field).replace(FILE_LINE, FILE_LINE + many, 1))
+        if shape in NEXT_EDITS:  # the lines go into the file, above the edit and the window
+            field = into_file(body, shape, many, self.rng.random() < 0.5)
         elif shape in ("openai", "fim", "llama_infill") and self.rng.random() < 0.4:
             field = {"openai": "suffix", "fim": "suffix", "llama_infill": "input_suffix"}[shape]
             put(body, field, str(get(body, field)) + many)

@@ -34,12 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", help="checkpoint folder or 'default' (default: a tiny random one)")
     parser.add_argument("--workers", type=int, default=8, help="requests in flight at once")
     parser.add_argument("--max-growth-mb", type=float, default=300.0, help="RSS growth that fails the run")
-    parser.add_argument("--huge-next-edits", action="store_true",
-                        help="send huge strings and 100k+ lines to the next-edit endpoints too (not bounded yet)")
     args = parser.parse_args(argv)
     with model_for_run(args.model, "anchored") as model:
-        report = run_http_fuzz(args.requests, args.seed, model, args.workers, args.max_growth_mb,
-                               huge_next_edits=args.huge_next_edits)
+        report = run_http_fuzz(args.requests, args.seed, model, args.workers, args.max_growth_mb)
     print_report(report)
     return 0 if report.ok else 1
 
