@@ -170,7 +170,10 @@ def regions(edit: DocEdit, text: str, spec: LanguageSpec, others: Iterable[tuple
             found.update((doc_index.line_of(start), start, end, "alone" if alone else "line")
                          for start, end in _hits(doc, run))
         made: set[Region] = set()
-        for line, start, end, how in heapq.nsmallest(HITS * most, found, key=lambda h: (*rank(h[0], h[1]), h[3])):
+        # the rule's places before the runs' at the same offset, longer before shorter: the order is total,
+        # so the regions picked never depend on a set's iteration order (string hashing varies per process)
+        for line, start, end, how in heapq.nsmallest(HITS * most, found,
+                                                    key=lambda h: (*rank(h[0], h[1]), h[3] != "rule", -h[2], h[3])):
             if how == "line":
                 made.add(_lines_region(uri, doc_index, line, line, "echo"))
                 continue
@@ -181,7 +184,7 @@ def regions(edit: DocEdit, text: str, spec: LanguageSpec, others: Iterable[tuple
 
     for region in sorted(echoes(edit.uri, text, index, spec,
                                 lambda line, start: (line < edited.first, abs(line - edited.last), start)),
-                         key=lambda r: (r.first < edited.first, abs(r.first - edited.last), r.start)):
+                         key=lambda r: (r.first < edited.first, abs(r.first - edited.last), r.start, -r.end)):
         add(region)
     shape = list(dict.fromkeys(tuple(_kind(line)) for line in edit.old_lines.split("\n") if line.strip()))
     if shape:
@@ -199,6 +202,6 @@ def regions(edit: DocEdit, text: str, spec: LanguageSpec, others: Iterable[tuple
     for uri, other, other_spec in others:
         texts[uri] = other
         for region in sorted(echoes(uri, other, LineIndex(other), other_spec, lambda _, start: (start,)),
-                             key=lambda r: r.start):
+                             key=lambda r: (r.start, -r.end)):
             add(region)
     return picked
