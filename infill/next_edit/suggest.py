@@ -54,10 +54,10 @@ AGGRESSIVENESS: dict[str, Thresholds] = {
 }
 """Per `nextEdit.aggressiveness`, chosen with bench.next_edit_sweep on bench.next_edit's 267 tasks (bundled
 model). At `low` and `medium` the model only judges the rule's text, each region for its verdict alone
-(`proposals`): at -4 nats it gives 30.7% exact match and keeps 95.2% of noise tasks quiet, against 36.1% and
-82.3% without the veto (the rename baseline: 27.8% and 77.4%); chosen on either half of the packages, -4 is
-chosen again and keeps 95% of the other half's noise quiet. The bundled model's own proposals added no exact
-match at any threshold, so they are shown at `high` alone (docs/figures.md#next-edits)."""
+(`proposals`); the -4-nat veto was chosen again on either half of the packages, keeping 95% of the other
+half's noise quiet. `high` shows the rule's text wherever it applies and the model's own proposals from 8 nats.
+bench.next_edit at a580f1e+1 (2 threads): low 29.3% exact / 98.4% of noise quiet, medium 32.7% / 95.2%, high
+34.6% / 80.6%; the rename rule alone 27.8% / 77.4% (docs/figures.md#next-edits)."""
 
 
 NOT_IN_PLACE = "writes a gap from the text before it alone, so it cannot rewrite a region in place"
@@ -163,9 +163,10 @@ def judge(edit: DocEdit, region: Region, current: str, proposal: str | None, mar
 
     rule = renamed(edit, current) if use_rule else None
     why = "the model keeps the text"
-    if rule is not None and rival_margin is not None:
-        why = _gated(edit, current, rule) or (f"rule margin {rival_margin:.2f} under {thresholds.rule}"
-                                              if not rival_margin >= thresholds.rule else "")  # NaN: a veto
+    unvetoed = thresholds.rule == -math.inf  # `high`: the rule's text whatever the model's margin, or its lack
+    if rule is not None and (rival_margin is not None or unvetoed):
+        vetoed = not unvetoed and not (rival_margin is not None and rival_margin >= thresholds.rule)  # NaN: vetoed
+        why = _gated(edit, current, rule) or (f"rule margin {format(rival_margin, '.2f')} under {thresholds.rule}" if vetoed else "")
         if not why:
             return shown(rule, "rule", rival_margin)
     if proposal is not None and proposal != current:

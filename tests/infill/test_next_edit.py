@@ -156,6 +156,10 @@ def test_the_judgement_of_a_region() -> None:
     unmeasured = judge(edit, region, current, None, None, region.start, Thresholds(-6.0, None), True,
                        rival_margin=math.nan)
     assert unmeasured.shown is None  # a margin that is no number is no verdict for the rule
+    for margin in (math.nan, None, -50.0):  # `high` shows the rule's text with no verdict at all
+        unvetoed = judge(edit, region, current, None, None, region.start, Thresholds(-math.inf, 8.0), True,
+                         rival_margin=margin)
+        assert unvetoed.shown is not None and unvetoed.shown.new_text == "render", margin
     # without the rule: the model's own proposal, by its own margin, where its threshold shows any
     both = Thresholds(1.5, 1.5)
     assert judge(edit, region, current, "render", 2.0, region.start, both, False).shown.source == "model"
