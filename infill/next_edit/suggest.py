@@ -56,7 +56,7 @@ AGGRESSIVENESS: dict[str, Thresholds] = {
 model). At `low` and `medium` the model only judges the rule's text, each region for its verdict alone
 (`proposals`); the -4-nat veto was chosen again on either half of the packages, keeping 95% of the other
 half's noise quiet. `high` shows the rule's text wherever it applies and the model's own proposals from 8 nats.
-bench.next_edit at a580f1e+1 (2 threads): low 29.3% exact / 98.4% of noise quiet, medium 32.7% / 95.2%, high
+bench.next_edit at ddad576 (2 threads): low 29.3% exact / 98.4% of noise quiet, medium 32.7% / 95.2%, high
 34.6% / 80.6%; the rename rule alone 27.8% / 77.4% (docs/figures.md#next-edits)."""
 
 
