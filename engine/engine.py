@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from engine.api import ModelTraits, WithTraits
 from engine.cache.doc_cache import DocCache
@@ -102,25 +103,22 @@ class Engine(WithTraits):
 
     def calibrate_step(self) -> bool:
         """One piece of the background work on the calling thread, the one that runs this engine, between
-        requests: the calibration's (`measure_step`), then the compiled products' (`BackgroundCompile.step`:
+        requests: the calibration's (`_measure_step`), then the compiled products' (`BackgroundCompile.step`:
         a short wait for their build, or loading one). Returns whether pieces remain."""
         if self.loaded.pending is not None:
-            return self.measure_step() or self._compiling is not None
+            return self._measure_step() or self._compiling is not None
         build = self._compiling
         if build is None:
             return False
-        try:
-            remains = build.step()
-        except Exception:  # the engine keeps serving with the kernels it has
-            logger.exception("compiled products failed; the eager kernels stay")
-            remains = False
+        done, remains = _guarded(build.step, "compiled products failed; the eager kernels stay")
+        remains = done and bool(remains)
         if build.swapped:
             self._docs.clear()  # keys and values of the eager kernels: a new process would not have them
         if not remains:
             self._compiling = None
         return remains
 
-    def measure_step(self) -> bool:
+    def _measure_step(self) -> bool:
         """Run one piece of the measurement (about one forward) on the calling thread, the one that runs this
         engine, between requests; after the last piece the measured kernels serve the next request, which
         then gets what a new process with the kept calibration gives (documents' cached keys and values,
@@ -129,10 +127,8 @@ class Engine(WithTraits):
         pending = self.loaded.pending
         if pending is None:
             return False
-        try:
-            found = pending.step()
-        except Exception:  # the engine keeps serving with the kernels it has
-            logger.exception("measuring this machine's kernels failed; the default ones stay")
+        done, found = _guarded(pending.step, "measuring this machine's kernels failed; the default ones stay")
+        if not done:
             self.loaded.pending = None
             return False
         if found is not None:
@@ -157,3 +153,16 @@ class Engine(WithTraits):
     def forget(self, doc_id: str) -> None:
         """Drop a document's cached keys/values (e.g. when it is closed)."""
         self._docs.forget(doc_id)
+
+
+T = TypeVar("T")
+
+
+def _guarded(piece: Callable[[], T], failing: str) -> tuple[bool, T | None]:
+    """(True, what a piece of background work returns), or (False, None) with `failing` and the traceback
+    logged: the engine keeps serving with the kernels it has."""
+    try:
+        return True, piece()
+    except Exception:
+        logger.exception(failing)
+        return False, None
