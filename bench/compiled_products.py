@@ -44,7 +44,6 @@ Whole step after 1,024 tokens (bench.compiled_step): 0.80-0.82x the engine's at 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -60,7 +59,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch._inductor.custom_graph_pass import CustomGraphPass
+
+from engine.kernels.compiled_int8 import Int8Pattern, Int8Weight
+from engine.kernels.weight_key import WeightKey
 
 PATHS = ("today", "eager_int8", "eager_int4", "compiled_int8", "compiled_int4")
 
@@ -80,9 +81,8 @@ class Product:
         """The int8 form (one scale per output row) and, with `int4`, the 4-bit one (`group` columns per
         scale and offset; torch's kernel takes output widths that are multiples of 16)."""
         w = self.weight
-        scale = (w.abs().amax(1) / 127).clamp(min=1e-12)
-        self.int8 = ((w / scale[:, None]).round().clamp(-127, 127).to(torch.int8),
-                     scale.to(torch.bfloat16))
+        int8 = Int8Weight.of(w)
+        self.int8 = (int8.codes, int8.scales)
         if not int4:
             return
         n, k = w.shape
@@ -93,18 +93,6 @@ class Product:
         codes = ((groups - offset[..., None]) / step[..., None] + 8).round().clamp(0, 15).view(n, k)
         packed = torch._convert_weight_to_int4pack_for_cpu(codes.to(torch.int32), 1)
         self.int4 = (packed, torch.stack([step.T, offset.T], -1).to(torch.bfloat16).contiguous())
-
-
-class Int8Linear(nn.Module):
-    """The pattern inductor's freezing passes rewrite into its int8 weight-only product."""
-
-    def __init__(self, codes: torch.Tensor, scales: torch.Tensor) -> None:
-        super().__init__()
-        self.register_buffer("codes", codes)
-        self.register_buffer("scales", scales)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return (F.linear(x.to(torch.bfloat16), self.codes.to(torch.bfloat16)) * self.scales).float()
 
 
 class Int4Linear(nn.Module):
@@ -142,24 +130,6 @@ def compile_direct(module: nn.Module, x: torch.Tensor, dynamic: bool = False) ->
         return out
 
     return call
-
-
-class WeightKey(CustomGraphPass):
-    """A post-grad pass that changes nothing; its uuid (the weight's digest) enters inductor's FX graph cache
-    key, which otherwise holds a frozen weight's shape alone and would hand every product of a shape the
-    first one's packed weight."""
-
-    def __init__(self, *tensors: torch.Tensor) -> None:
-        digest = hashlib.sha256()
-        for t in tensors:
-            digest.update(t.contiguous().view(torch.uint8).numpy().tobytes())
-        self.key = digest.hexdigest()
-
-    def __call__(self, graph: torch.fx.graph.Graph) -> None:
-        pass
-
-    def uuid(self) -> str:
-        return self.key
 
 
 def generated_since(cache: Path, since: float) -> list[str]:
@@ -249,7 +219,7 @@ def compile_all(products: list[Product], rows_list: list[int], kinds: list[str],
             seen: dict[str, dict[str, Any]] = {}
             for p in products:
                 shape = f"{p.weight.shape[0]}x{p.weight.shape[1]}"
-                module = (Int8Linear(*p.int8) if kind == "compiled_int8" else Int4Linear(*p.int4, group)).eval()
+                module = (Int8Pattern(Int8Weight(*p.int8)) if kind == "compiled_int8" else Int4Linear(*p.int4, group)).eval()
                 x = torch.randn(1, rows, p.weight.shape[1])
                 started, wall = time.perf_counter(), time.time()
                 with torch.inference_mode():

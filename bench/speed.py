@@ -2,6 +2,7 @@
 
     python -m bench.speed [--model default] [--device cpu|cuda] [--dtype D] [--cases 8] [--threshold 0.9]
                           [--block 0] [--near 1] [--eos-penalty 0] [--shape bundled|open-dcoder-0.5b]
+                          [--vs-float32 | --compiled]
 
 Per span size (one line, 16, 32 and 64 tokens), on the same canvases (regenerated lines of real files the
 corpus never saw), one request at a time:
@@ -122,7 +123,7 @@ def run_ar(model: torch.nn.Module | None, engine: Engine, case: Case) -> tuple[f
 
 
 def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast_p: DenoiseParams,
-            exact: Engine | None = None) -> dict[str, float]:
+            exact: Engine | None = None, versus: str = "float32") -> dict[str, float]:
     naive_p = DenoiseParams.reference().with_(eos_penalty=fast_p.eos_penalty)
     if uses_own_base(engine):  # its cache is exact: the slow loop is one token a step, cached
         naive_p = naive_p.with_(cache="fixed")
@@ -147,7 +148,7 @@ def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast
         agree += sum(a == b for a, b in zip(naive_ids, fast_ids))
         fast_outputs.append(fast_ids)
     rate = {mode: written[mode] / t[mode] for mode in t}
-    extra = {} if exact is None else {"float32_agreement": float32_agreement(exact, sample, fast_outputs, fast_p)}
+    extra = {} if exact is None else {f"{versus}_agreement": float32_agreement(exact, sample, fast_outputs, fast_p)}
     return {
         **extra,
         "cases": len(sample),
@@ -206,6 +207,13 @@ def block_shape_engine(shape: str, device: str, dtype: str | None) -> Engine:
 
 
 def load_engine(args: argparse.Namespace) -> Engine:
+    if args.shape == "bundled" and args.compiled:
+        engine = Engine.load(args.model, device=args.device, dtype=args.dtype, compiled="int8")
+        while engine.calibrate_step():  # built (or loaded from the cache) and swapped in before anything runs
+            pass
+        if not all(p.compiled is not None for p in engine.loaded.model.products()):
+            raise SystemExit("--compiled: the compiled products could not be built here (the log says why)")
+        return engine
     if args.shape == "bundled":
         return Engine.load(args.model, device=args.device, dtype=args.dtype)
     if args.shape in BLOCK_SHAPES:
@@ -236,16 +244,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vs-float32", action="store_true",
                         help="also load the model with every product in float32 and report how much of the "
                              "default's output equals it (the kernels calibration picks may round differently)")
+    parser.add_argument("--compiled", action="store_true",
+                        help="run the engine on its compiled int8 products (engine.loading.compiled) and report how "
+                             "much of its output equals the same engine's on its eager kernels")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     engine = load_engine(args)
-    exact = Engine.load(args.model, device=args.device, dtype="float32") if args.vs_float32 else None
+    versus = "float32" if args.vs_float32 else "eager"
+    exact = (Engine.load(args.model, device=args.device, dtype="float32") if args.vs_float32
+             else Engine.load(args.model, device=args.device, compiled="off") if args.compiled else None)
     ar = None if uses_own_base(engine) else ar_model(engine)
     rows: dict[str, dict[str, float]] = {}
     for label, span, lines in SIZES:
         sample = cases(engine, span or 0, args.cases, args.context, lines)
         fast = DenoiseParams.fast(args.threshold).with_(block=args.block, near=args.near, eos_penalty=args.eos_penalty)
-        rows[label] = measure(engine, ar, sample, fast, exact)
+        rows[label] = measure(engine, ar, sample, fast, exact, versus)
     head = f"{'span':>5} {'n':>3} {'tokens':>6} {'naive tok/s':>11} {'fast tok/s':>10} {'AR tok/s':>9} " \
            f"{'x naive':>7} {'x AR':>5} {'x AR req':>8} {'tok/fwd':>7} {'agree':>6}"
     print(f"model {engine.name} ({engine.family}, {engine.device}, {sum(p.numel() for p in engine.loaded.model.parameters()) / 1e6:.1f}M params); "
@@ -256,11 +269,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['ar_tok_s']:>9.1f} {r['speedup_vs_naive']:>7.2f} {r['speedup_vs_ar']:>5.2f} "
               f"{r['request_speedup_vs_ar']:>8.2f} "
               f"{r['tokens_per_forward']:>7.2f} {r['agreement']:>6.3f}"
-              + (f"  float32 {r['float32_agreement']:.3f}" if "float32_agreement" in r else ""))
+              + (f"  {versus} {r[f'{versus}_agreement']:.3f}" if f"{versus}_agreement" in r else ""))
     headline = rows["32"]
     summary = {
         "benchmark": "speed", "model": engine.name, "device": engine.device, "shape": args.shape,
-        "dtype": args.dtype, "threads": torch.get_num_threads(),
+        "dtype": args.dtype, "threads": torch.get_num_threads(), "compiled": args.compiled,
         "threshold": args.threshold, "block": args.block, "near": args.near, "eos_penalty": args.eos_penalty,
         "speedup_vs_naive": round(headline["speedup_vs_naive"], 3),
         "speedup_vs_ar": round(headline["speedup_vs_ar"], 3),

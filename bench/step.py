@@ -302,8 +302,43 @@ def llama_cpp(engine: Engine, prefix: list[int], threads: int) -> LlamaCppStep |
     return LlamaCppStep(str(locate(config["base"])), prefix, threads)
 
 
+class Compiled:
+    """The engine's compiled int8 products (`engine.loading.compiled`), switched on for a call and off after."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.products = engine.loaded.model.products()
+        self.kernels = [p.compiled for p in self.products]
+        self.off()
+
+    def off(self) -> None:
+        for p in self.products:
+            p.compiled = None
+
+    def timed(self, fn: Callable[[], object]) -> float:
+        for p, kernel in zip(self.products, self.kernels):
+            p.compiled = kernel
+        try:
+            started = time.perf_counter()
+            fn()
+            return (time.perf_counter() - started) * 1000
+        finally:
+            self.off()
+
+
+def side_by_side(fn: Callable[[], object], compiled: Compiled, repeats: int) -> tuple[float, float]:
+    """Median ms of `fn` on the eager kernels and on the compiled ones, taking turns."""
+    fn(), compiled.timed(fn)
+    eager, fast = [], []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        eager.append((time.perf_counter() - started) * 1000)
+        fast.append(compiled.timed(fn))
+    return statistics.median(eager), statistics.median(fast)
+
+
 def measure(engine: Engine, reference: torch.nn.Module | None, context: int, rows_list: list[int],
-            repeats: int, threads: int) -> dict[str, dict[str, float | None]]:
+            repeats: int, threads: int, compiled: Compiled | None = None) -> dict[str, dict[str, float | None]]:
     prefix, written, suffix = context_ids(engine, context)
     on, off = (OurStep(engine, prefix, written, suffix, adapter) for adapter in (True, False))
     ids = [engine.special.bos_id, *prefix, *written]
@@ -325,6 +360,8 @@ def measure(engine: Engine, reference: torch.nn.Module | None, context: int, row
         }
         step = float(row["step"] or 0)
         predict = lambda rows=rows: on.predict(rows)  # noqa: E731
+        if compiled is not None:
+            row["eager_step"], row["compiled"] = side_by_side(predict, compiled, repeats)
         row["products"] = step - without(Frozen(PRODUCTS), predict, repeats)
         row["attn"] = step - without(Frozen(ATTENTION), predict, repeats)
         row["rest"] = without(Frozen(PRODUCTS + ATTENTION), predict, repeats)
@@ -351,8 +388,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", default="1,4,8,16")
     parser.add_argument("--repeats", type=int, default=8)
     parser.add_argument("--no-reference", action="store_true", help="skip transformers and llama.cpp")
+    parser.add_argument("--compiled", action="store_true",
+                        help="also the step on the compiled int8 products (built, or loaded from the cache, first)")
     args = parser.parse_args(argv)
-    engine = Engine.load(args.model, device="cpu", dtype=args.dtype)
+    started = time.perf_counter()
+    engine = Engine.load(args.model, device="cpu", dtype=args.dtype, compiled="int8" if args.compiled else "off")
+    while args.compiled and engine.calibrate_step():  # the compiled products' build and swap, without serving meanwhile
+        pass
+    ready_s = time.perf_counter() - started
+    compiled = Compiled(engine) if args.compiled else None
+    if compiled is not None and not all(compiled.kernels):
+        parser.error("--compiled: the compiled products could not be built here (the log says why)")
     if not engine.left_to_right:
         parser.error(f"model {args.model}: bench.step measures the anchored family's step")
     reference = None if args.no_reference else transformers_model(engine)
@@ -360,12 +406,15 @@ def main(argv: list[str] | None = None) -> int:
     rows_list = [int(r) for r in args.rows.split(",")]
     results = {}
     for context in (int(c) for c in args.contexts.split(",")):
-        results[str(context)] = measure(engine, reference, context, rows_list, args.repeats, threads)
+        results[str(context)] = measure(engine, reference, context, rows_list, args.repeats, threads, compiled)
     print(f"model {engine.name} ({engine.family}, dtype {args.dtype or 'default'}); "
           f"{platform.processor() or platform.machine()}, torch {torch.__version__}, threads {threads}; "
           f"median ms of {args.repeats}")
     cols = ("step", "products", "attn", "rest", "linear", "head", "attention", "adapter", "transformers",
-            "llama_cpp")
+            "llama_cpp") + (("eager_step", "compiled") if compiled is not None else ())
+    if compiled is not None:
+        print(f"compiled products ready {ready_s:.0f} s after the load began; `eager_step` and `compiled`: "
+              "the step on today's kernels and on the compiled ones, taking turns")
     print(f"{'':>15} {'':>6} {'in the step':^20} {'alone':^27}")
     print(f"{'context':>7} {'rows':>7} " + " ".join(f"{c:>{width(c)}}" for c in cols) + f" {'x transf':>8} {'x cpp':>6}")
     for context, rows in results.items():
@@ -373,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
             cells = " ".join(f"{r[c]:>{width(c)}.1f}" if r.get(c) is not None else f"{'-':>{width(c)}}" for c in cols)
             ratio = f"{r['step'] / r['transformers']:>8.2f}" if r.get("transformers") else f"{'-':>8}"
             cpp = f"{r['step'] / r['llama_cpp']:>6.2f}" if r.get("llama_cpp") else f"{'-':>6}"
-            print(f"{context:>7} {label:>7} {cells} {ratio} {cpp}")
+            fast = f" {r['compiled'] / r['eager_step']:>6.2f}x compiled" if r.get("compiled") else ""
+            print(f"{context:>7} {label:>7} {cells} {ratio} {cpp}{fast}")
     print(json.dumps({"benchmark": "step", "model": engine.name, "dtype": args.dtype, "threads": threads,
                       "sources": package_versions(),
                       "results": {c: {k: {m: (round(v, 2) if v is not None else None) for m, v in r.items()}

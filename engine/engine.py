@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from engine.api import ModelTraits, WithTraits
 from engine.cache.doc_cache import DocCache
@@ -12,6 +13,9 @@ from engine.denoise.loop import Denoiser
 from engine.denoise.seam import LoadedModel
 from engine.denoise.state import RowFeed
 from engine.families.registry import load
+from engine.loading.compiled import BackgroundCompile, mode_of
+from engine.loading.compiled import start as start_compiled
+from engine.loading.devices import engine_choice
 from engine.params import DenoiseParams
 from engine.types import InfillRequest, InfillResult
 
@@ -21,8 +25,9 @@ logger = logging.getLogger(__name__)
 class Engine(WithTraits):
     """Denoises canvases of token ids. Not thread-safe: callers serialise `infill` calls."""
 
-    def __init__(self, loaded: LoadedModel) -> None:
+    def __init__(self, loaded: LoadedModel, build: BackgroundCompile | None = None) -> None:
         self.loaded = loaded
+        self._compiling = build
         adapter = getattr(loaded.model, "adapter", None)
         max_right = adapter.shape.max_right if adapter is not None else loaded.family.max_right
         self.traits = ModelTraits(loaded.tokenizer, loaded.special, loaded.max_length, loaded.family.left_to_right,
@@ -32,8 +37,12 @@ class Engine(WithTraits):
 
     @classmethod
     def load(cls, spec: str | os.PathLike[str] = "default", device: str | None = None,
-             dtype: str | None = None) -> Engine:
-        return cls(load(spec, device=device, dtype=dtype))
+             dtype: str | None = None, compiled: str | None = None) -> Engine:
+        """`compiled` (`engine.loading.compiled`: off, int8 or auto; None: `DCOMPLETE_COMPILED`, else
+        off): whether compiled int8 decoding products are built in the background and swapped in."""
+        mode = mode_of(compiled)
+        loaded = load(spec, device=device, dtype=dtype)
+        return cls(loaded, start_compiled(loaded.model, loaded.device, engine_choice(dtype), mode))
 
     @property
     def family(self) -> str:
@@ -88,10 +97,28 @@ class Engine(WithTraits):
     @property
     def calibrating(self) -> bool:
         """Whether this machine's calibration is still to be measured (the load applied a default one:
-        `engine.loading.tuning`); the engine's owner then calls `calibrate_step` while it is idle."""
-        return self.loaded.pending is not None
+        `engine.loading.tuning`) or compiled products are still to be built and swapped in
+        (`engine.loading.compiled`); the engine's owner then calls `calibrate_step` while it is idle."""
+        return self.loaded.pending is not None or self._compiling is not None
 
     def calibrate_step(self) -> bool:
+        """One piece of the background work on the calling thread, the one that runs this engine, between
+        requests: the calibration's (`_measure_step`), then the compiled products' (`BackgroundCompile.step`:
+        a short wait for their build, or loading one). Returns whether pieces remain."""
+        if self.loaded.pending is not None:
+            return self._measure_step() or self._compiling is not None
+        build = self._compiling
+        if build is None:
+            return False
+        done, remains = _guarded(build.step, "compiled products failed; the eager kernels stay")
+        remains = done and bool(remains)
+        if build.swapped:
+            self._docs.clear()  # keys and values of the eager kernels: a new process would not have them
+        if not remains:
+            self._compiling = None
+        return remains
+
+    def _measure_step(self) -> bool:
         """Run one piece of the measurement (about one forward) on the calling thread, the one that runs this
         engine, between requests; after the last piece the measured kernels serve the next request, which
         then gets what a new process with the kept calibration gives (documents' cached keys and values,
@@ -100,10 +127,8 @@ class Engine(WithTraits):
         pending = self.loaded.pending
         if pending is None:
             return False
-        try:
-            found = pending.step()
-        except Exception:  # the engine keeps serving with the kernels it has
-            logger.exception("measuring this machine's kernels failed; the default ones stay")
+        done, found = _guarded(pending.step, "measuring this machine's kernels failed; the default ones stay")
+        if not done:
             self.loaded.pending = None
             return False
         if found is not None:
@@ -128,3 +153,16 @@ class Engine(WithTraits):
     def forget(self, doc_id: str) -> None:
         """Drop a document's cached keys/values (e.g. when it is closed)."""
         self._docs.forget(doc_id)
+
+
+T = TypeVar("T")
+
+
+def _guarded(piece: Callable[[], T], failing: str) -> tuple[bool, T | None]:
+    """(True, what a piece of background work returns), or (False, None) with `failing` and the traceback
+    logged: the engine keeps serving with the kernels it has."""
+    try:
+        return True, piece()
+    except Exception:
+        logger.exception(failing)
+        return False, None

@@ -17,6 +17,9 @@ is most of a small model's cost per layer. Two things make a CPU decoding step c
   On the checkpoint's own 4-bit blocks (`int4`, `engine.kernels.int4_product`) the update cannot be added into
   the weight (it is a fifth of a 4-bit step): the up-projection rides along as extra input columns of the
   4-bit weight, which a decoding step fills with the row's down-projection.
+Once built (`engine.loading.compiled`, off the engine's thread), a decoding call of 1..MAX_TABLE_ROWS rows
+runs `compiled` instead: inductor's int8 product (`engine.kernels.compiled_int8`) by the weight a decoding
+step multiplies by (with the LoRA added in, when there is one).
 Calls that hold fixed-text rows (a prefill, the text recomputed after an edit) take the `mixed` table, so
 a text row gets the bits the prefill gave it whatever kernel decoding runs.
 The `nn.Linear` parameters become views into the fused float32 matrix, so nothing is stored twice in float32
@@ -26,7 +29,7 @@ and checkpoints still load and save by name.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import torch
@@ -109,6 +112,7 @@ class FusedProjections:
         self._down: tuple[torch.Tensor, torch.Tensor] | None = None  # (`_full`, `_int4_down()` of it)
         self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
         self.scale = 1.0
+        self.compiled: Callable[[torch.Tensor], torch.Tensor] | None = None  # x (1, rows, K) -> (1, rows, width)
         if len(linears) > 1:
             self._rebind()
 
@@ -229,6 +233,8 @@ class FusedProjections:
         """x times the first `width` rows of the fused weight, plus the bias, by the kernel for x's rows
         (`mixed`: from the table for calls that mix text rows with gap rows)."""
         rows = x.numel() // x.shape[-1]
+        if self.compiled is not None and self.up is None and not mixed and rows <= MAX_TABLE_ROWS and width == self.width:
+            return self._compiled(x)
         kernel = self._kernel(x, mixed, decoding)
         bias = None if self.bias is None else F.pad(self.bias, (0, width - self.width))
         quantized = self.blocks if kernel == BLOCKS else self.int4 if kernel == INT4 else None
@@ -244,6 +250,13 @@ class FusedProjections:
             return F.linear(x, self._full[:width], bias)
         return y if bias is None else y + bias
 
+    def _compiled(self, x: torch.Tensor) -> torch.Tensor:
+        """x's product by the `compiled` kernel (the decoding weight), plus the bias."""
+        assert self.compiled is not None
+        rows = x.numel() // x.shape[-1]
+        y = self.compiled(x.reshape(1, rows, x.shape[-1]).contiguous()).view(*x.shape[:-1], self.width)
+        return y if self.bias is None else y + self.bias
+
     def __call__(self, x: torch.Tensor, adapt: Adapt | None, layer: int) -> tuple[torch.Tensor, ...]:
         low_rank = self.up is not None and adapt is not None and adapt.rows.numel() > 0
         if not low_rank:
@@ -251,6 +264,8 @@ class FusedProjections:
             decoding = adapt is not None and adapt.every_row
             return torch.split(self.product(x, self.width, mixed=text, decoding=decoding), self.sizes, -1)
         assert adapt is not None and self.up is not None
+        if self.compiled is not None and adapt.every_row and x.numel() // x.shape[-1] <= MAX_TABLE_ROWS:
+            return torch.split(self._compiled(x), self.sizes, -1)
         kernel = self._kernel(x, decoding=adapt.every_row)
         if adapt.every_row and kernel == INT4 and self.int4 is not None:
             y = self.int4(self._with_low_rank_input(x))
