@@ -42,6 +42,7 @@ import torch
 
 from bench.workload import Case, cases, package_versions
 from engine import DenoiseParams, Engine, InfillRequest
+from engine.loading.compiled import compiled_products
 
 SIZES: tuple[tuple[str, int | None, int | None], ...] = (
     ("line", None, 1), ("16", 16, None), ("32", 32, None), ("64", 64, None),
@@ -211,7 +212,7 @@ def load_engine(args: argparse.Namespace) -> Engine:
         engine = Engine.load(args.model, device=args.device, dtype=args.dtype, compiled="int8")
         while engine.calibrate_step():  # built (or loaded from the cache) and swapped in before anything runs
             pass
-        if not all(p.compiled is not None for p in engine.loaded.model.products()):
+        if not all(p.compiled is not None for p in compiled_products(engine.loaded.model)):
             raise SystemExit("--compiled: the compiled products could not be built here (the log says why)")
         return engine
     if args.shape == "bundled":

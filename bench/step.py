@@ -42,6 +42,7 @@ from engine.denoise.canvas_batch import CanvasBatch
 from engine.families.anchored_step import AnchoredPredictor
 from engine.kernels.projections import FusedProjections
 from engine.loading.calibrate import DecodingRows
+from engine.loading.compiled import compiled_products
 from engine.models import anchored, layers
 
 GAP = 32
@@ -306,7 +307,7 @@ class Compiled:
     """The engine's compiled int8 products (`engine.loading.compiled`), switched on for a call and off after."""
 
     def __init__(self, engine: Engine) -> None:
-        self.products = engine.loaded.model.products()
+        self.products = compiled_products(engine.loaded.model)
         self.kernels = [p.compiled for p in self.products]
         self.off()
 

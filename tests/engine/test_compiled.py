@@ -20,7 +20,7 @@ import torch
 
 from engine import DenoiseParams, Engine, InfillRequest
 from engine.kernels.compiled_int8 import Int8Weight
-from engine.loading.compiled import INDUCTOR, MANIFEST, decoding_weight
+from engine.loading.compiled import INDUCTOR, MANIFEST, compiled_products, decoding_weight
 
 PARAMS = DenoiseParams(threshold=0.3)
 DEADLINE_S = 600  # a cold build on a busy machine; ~35 s alone
@@ -71,7 +71,7 @@ def test_the_build_runs_in_the_background_and_swaps_in_at_once(tiny_anchored, en
     expected = _alone(eager)
     engine = Engine.load(tiny_anchored, device="cpu", compiled="int8")
     assert engine.calibrating  # building
-    products = engine.loaded.model.products()
+    products = compiled_products(engine.loaded.model)
     assert _alone(engine) == expected  # served meanwhile, by the eager kernels
     assert all(p.compiled is None for p in products)
     engine.infill(_requests(engine)[:1], PARAMS.with_(cache="fixed"))
@@ -113,7 +113,8 @@ def test_a_kept_entry_that_is_corrupt_or_foreign_is_built_again(tiny_anchored, e
     engine = Engine.load(tiny_anchored, device="cpu", compiled="int8")
     assert engine.calibrating
     _swap_in(engine)
-    assert all(p.compiled is not None for p in engine.loaded.model.products())
+    assert all(p.compiled is not None for p in compiled_products(engine.loaded.model))
+    assert engine.loaded.model.head.compiled is None  # the logits stay on the eager kernel
     assert json.loads(manifest.read_text())["cpu"] != "another CPU"
     filled = _alone(engine)
     assert [r.canvas for r in engine.infill(_requests(engine), PARAMS)] == filled
