@@ -17,6 +17,7 @@ stops at the next step.
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -44,6 +45,7 @@ class InferenceScheduler:
         self._supersede = Supersede()
         self.jobs_run = 0
         self._open = 0  # jobs asked for and not yet answered (a debounced request counts from its arrival)
+        self._open_by_key: collections.Counter[str | None] = collections.Counter()
         self._quiet_since = time.monotonic()
         self._shut = False
 
@@ -51,11 +53,17 @@ class InferenceScheduler:
         """Seconds since the last job was answered, 0 while one is open (waiting, debounced or running)."""
         return 0.0 if self._open else time.monotonic() - self._quiet_since
 
-    def _opened(self) -> None:
-        self._open += 1
+    def waiting(self, key: str) -> bool:
+        """Whether a job on `key` was asked for and is not yet answered."""
+        return self._open_by_key[key] > 0
 
-    def _closed(self) -> None:
+    def _opened(self, key: str | None = None) -> None:
+        self._open += 1
+        self._open_by_key[key] += 1
+
+    def _closed(self, key: str | None = None) -> None:
         self._open -= 1
+        self._open_by_key -= collections.Counter({key: 1})  # drops the key at 0
         self._quiet_since = time.monotonic()
 
     def ticket(self, key: str) -> Ticket:
@@ -71,7 +79,7 @@ class InferenceScheduler:
 
         Raises `asyncio.CancelledError` when the awaiting task is cancelled, after cancelling the ticket.
         """
-        self._opened()
+        self._opened(ticket.key)
         try:
             if debounce_s > 0:
                 await asyncio.sleep(debounce_s)
@@ -93,7 +101,7 @@ class InferenceScheduler:
             raise
         finally:
             self._supersede.release(ticket)
-            self._closed()
+            self._closed(ticket.key)
 
     async def run_exclusive(self, work: Callable[[], T]) -> T:
         """Run `work()` on the worker with no ticket (model loading): it queues like any job."""

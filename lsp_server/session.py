@@ -161,15 +161,16 @@ class Session:
             self._spawn(self._warm(item.uri))
 
     async def _warm(self, uri: str) -> None:
-        """Prefill the document's canvas for a completion at its end while the user reads it: a cursor
-        anywhere then reuses the text above it (all of it, for a file that fits the model's context). Its
-        own job key, so a completion request queues behind it instead of throwing the prefill away."""
+        """Prefill the document's canvas for a completion at its end while the user reads it (a cursor anywhere
+        then reuses the text above it), on its own job key, so a completion queues behind it; skipped when a
+        completion of the document already waits (asked at once), which prefills its own window."""
         document = self.documents.get(uri)
         text, settings, language, version = document.text, self.settings, document.language_id, document.version
         context = self.context.source(settings, uri, text, document.language)
 
         def work(cancel: CancelCheck) -> bool:
-            return not cancel() and self.backend.warm(text, len(text), settings, language, uri, context)
+            return not cancel() and not self.scheduler.waiting(uri) and self.backend.warm(
+                text, len(text), settings, language, uri, context)
 
         ticket = self.scheduler.ticket(f"warm:{uri}")
         try:

@@ -250,16 +250,19 @@ async def test_settings_are_pulled_when_the_pushed_change_is_empty(server: Sessi
 async def test_an_opened_document_is_prefilled_while_the_user_reads_it(
     server: Session, request: pytest.FixtureRequest
 ) -> None:
-    """In-process, the version opened is prefilled (before the edit the fixture made); behind an engine
-    server nothing is (the server keeps documents' caches from its own fills)."""
+    """In-process, a document opened and not asked about is prefilled; behind an engine server nothing is
+    (the server keeps documents' caches from its own fills). (The fixture's document is asked about at once,
+    so its own request prefills it: tests/lsp/test_slow_engine_e2e.py.)"""
     in_process = request.node.callspec.params["server"] == "in-process"
+    read = "file:///work/read.py"
+    await server.open(read, "import sys\n" + TEXT)
     deadline = time.monotonic() + (60 if in_process else 3)
     while True:
-        answer = await server.client.protocol.send_request_async("dcomplete/documentState", {"uri": URI})
+        answer = await server.client.protocol.send_request_async("dcomplete/documentState", {"uri": read})
         if answer.warmed is not None or time.monotonic() > deadline:  # pygls gives an object, not a dict
             break
         await asyncio.sleep(0.1)
-    assert answer.warmed == (1 if in_process else None) and answer.version == 2
+    assert answer.warmed == (server.version if in_process else None) and answer.version == server.version
 
 
 # -- suggestions the server already knows (lsp_server/suggestions.py) ------------------------------

@@ -47,3 +47,28 @@ async def test_a_place_with_nothing_to_complete_answers_while_a_model_call_runs(
             assert seconds < CALL_MS / 2000, (name, seconds)  # not after the call in flight
     finally:
         await server.close()
+
+
+async def test_a_document_asked_for_at_once_is_not_warmed_first(tiny_anchored: Path, tmp_path: Path) -> None:
+    """Opening a document queues a prefill for a completion at its end; when the editor asks at once (the
+    first suggestion after a start), the request's own call runs instead of waiting behind that one."""
+    server = await RawConnection.start(tmp_path, {"DCOMPLETE_TEST_FAULT": "slow-engine:1500"})
+    other = "file:///work/other.py"
+    try:
+        await server.request("initialize", {"capabilities": {}, "initializationOptions": {
+            "dcomplete": {"model": str(tiny_anchored), "device": "cpu", "maxTokens": 8}}})
+        server.notify("initialized", {})
+        server.notify("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "python", "version": 1,
+                                                                "text": TEXT}})
+        await server.request("textDocument/inlineCompletion", inline(4, 11))  # loaded, the open's prefill done
+        server.send({"id": "busy", "method": "textDocument/inlineCompletion", "params": inline(2, 22)})
+        await asyncio.sleep(0.3)  # the worker is in that call: what follows queues behind it
+        server.notify("textDocument/didOpen", {"textDocument": {"uri": other, "languageId": "python",
+                                                                "version": 1, "text": "import os\n" + TEXT}})
+        answer = await server.request("textDocument/inlineCompletion",
+                                      {**inline(5, 11), "textDocument": {"uri": other}})
+        assert "items" in answer["result"], answer
+        state = (await server.request("dcomplete/documentState", {"uri": other}))["result"]
+        assert state["warmed"] is None and state["version"] == 1, state
+    finally:
+        await server.close()
