@@ -19,20 +19,31 @@ def inline(line: int, character: int) -> dict[str, object]:
             "context": {"triggerKind": 2}}
 
 
-async def test_a_place_with_nothing_to_complete_answers_while_a_model_call_runs(
-    tiny_anchored: Path, tmp_path: Path
-) -> None:
-    """A request at the end of `return ` starts a model call; a request inside the word `result` that
-    follows has nothing to complete. It is answered at once, and the first request, which it supersedes,
-    too: neither waits for the call in flight."""
-    server = await RawConnection.start(tmp_path, {"DCOMPLETE_TEST_FAULT": f"slow-engine:{CALL_MS}"})
+async def started(tiny_anchored: Path, tmp_path: Path, call_ms: int) -> RawConnection:
+    """A server whose every model call takes `call_ms`, initialized, with URI open, loaded and answered once
+    (the open's prefill done)."""
+    server = await RawConnection.start(tmp_path, {"DCOMPLETE_TEST_FAULT": f"slow-engine:{call_ms}"})
     try:
         await server.request("initialize", {"capabilities": {}, "initializationOptions": {
             "dcomplete": {"model": str(tiny_anchored), "device": "cpu", "maxTokens": 8}}})
         server.notify("initialized", {})
         server.notify("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "python", "version": 1,
                                                                 "text": TEXT}})
-        await server.request("textDocument/inlineCompletion", inline(4, 11))  # loaded, the open's prefill done
+        await server.request("textDocument/inlineCompletion", inline(4, 11))
+    except BaseException:
+        await server.close()
+        raise
+    return server
+
+
+async def test_a_place_with_nothing_to_complete_answers_while_a_model_call_runs(
+    tiny_anchored: Path, tmp_path: Path
+) -> None:
+    """A request at the end of `return ` starts a model call; a request inside the word `result` that
+    follows has nothing to complete. It is answered at once, and the first request, which it supersedes,
+    too: neither waits for the call in flight."""
+    server = await started(tiny_anchored, tmp_path, CALL_MS)
+    try:
         server.send({"id": "running", "method": "textDocument/inlineCompletion", "params": inline(2, 22)})
         await asyncio.sleep(0.5)
         asked = time.perf_counter()
@@ -52,15 +63,9 @@ async def test_a_place_with_nothing_to_complete_answers_while_a_model_call_runs(
 async def test_a_document_asked_for_at_once_is_not_warmed_first(tiny_anchored: Path, tmp_path: Path) -> None:
     """Opening a document queues a prefill for a completion at its end; when the editor asks at once (the
     first suggestion after a start), the request's own call runs instead of waiting behind that one."""
-    server = await RawConnection.start(tmp_path, {"DCOMPLETE_TEST_FAULT": "slow-engine:1500"})
+    server = await started(tiny_anchored, tmp_path, 1500)
     other = "file:///work/other.py"
     try:
-        await server.request("initialize", {"capabilities": {}, "initializationOptions": {
-            "dcomplete": {"model": str(tiny_anchored), "device": "cpu", "maxTokens": 8}}})
-        server.notify("initialized", {})
-        server.notify("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "python", "version": 1,
-                                                                "text": TEXT}})
-        await server.request("textDocument/inlineCompletion", inline(4, 11))  # loaded, the open's prefill done
         server.send({"id": "busy", "method": "textDocument/inlineCompletion", "params": inline(2, 22)})
         await asyncio.sleep(0.3)  # the worker is in that call: what follows queues behind it
         server.notify("textDocument/didOpen", {"textDocument": {"uri": other, "languageId": "python",
