@@ -63,7 +63,9 @@ class InferenceScheduler:
 
     def _closed(self, key: str | None = None) -> None:
         self._open -= 1
-        self._open_by_key -= collections.Counter({key: 1})  # drops the key at 0
+        self._open_by_key[key] -= 1
+        if not self._open_by_key[key]:
+            del self._open_by_key[key]
         self._quiet_since = time.monotonic()
 
     def ticket(self, key: str) -> Ticket:

@@ -137,6 +137,7 @@ def compile_product(weight: Int8Weight) -> Callable[[torch.Tensor], torch.Tensor
     """Inductor's compiled product by `weight` for any row count: x (1, rows, K) float32 in, (1, rows, N)
     float32 out, called without dynamo's guards (which cost ~0.3 ms a call at 30 compiled modules). Runs
     under `inductor_settings`."""
+    import torch._inductor.config as inductor_config
     from torch._inductor.compile_fx import compile_fx
 
     from engine.kernels.weight_key import WeightKey
@@ -146,8 +147,6 @@ def compile_product(weight: Int8Weight) -> Callable[[torch.Tensor], torch.Tensor
     def backend(gm: torch.fx.GraphModule, example: list[Any]) -> Callable[..., Any]:
         box["fn"], box["symbolic"] = compile_fx(gm, example), [not isinstance(e, torch.Tensor) for e in example]
         return box["fn"]  # type: ignore[no-any-return]
-
-    import torch._inductor.config as inductor_config
 
     x = torch.zeros(1, COMPILE_ROWS, weight.codes.shape[1])
     torch._dynamo.mark_dynamic(x, 1)

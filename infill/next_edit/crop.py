@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from infill.next_edit.candidates import Region
-from infill.next_edit.edits import EDIT_CHARS, DocEdit
+from infill.next_edit.edits import DocEdit, pasted
 from infill.reach import cut_around
 
 
@@ -50,7 +50,7 @@ def around_edit(text: str, edit: DocEdit, budget: int) -> Crop:
 
 def follows(edit: DocEdit) -> bool:
     """Whether a next edit may follow `edit`: not a paste or a rewrite (`edits.EDIT_CHARS`)."""
-    return len(edit.old_lines) + len(edit.new_lines) <= EDIT_CHARS
+    return not pasted(edit.old_lines, edit.new_lines)
 
 
 def searchable(text: str, budget: int) -> bool:

@@ -18,6 +18,11 @@ no next edit follows it (`suggest.propose`). Comparing them would hold a match o
 what may be megabytes."""
 
 
+def pasted(old: str, new: str) -> bool:
+    """Whether an edit of `old` lines into `new` ones is a paste or a rewrite (`EDIT_CHARS`)."""
+    return len(old) + len(new) > EDIT_CHARS
+
+
 def code_tokens(text: str) -> list[str]:
     return TOKEN.findall(text)
 
@@ -123,7 +128,7 @@ def _line_end(text: str, offset: int) -> int:
 
 def replacements(old: str, new: str) -> tuple[Replacement, ...]:
     """The runs of tokens that differ between `old` and `new`, in order (none past `EDIT_CHARS`)."""
-    if len(old) + len(new) > EDIT_CHARS:
+    if pasted(old, new):
         return ()
     a, b = list(TOKEN.finditer(old)), list(TOKEN.finditer(new))
     runs = changed_runs([m.group() for m in a], [m.group() for m in b])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from infill.next_edit.diff_runs import changed_runs
-from infill.next_edit.edits import EDIT_CHARS, TOKEN, DocEdit
+from infill.next_edit.edits import TOKEN, DocEdit, pasted
 
 
 def replacement(old: str, new: str) -> tuple[str, str] | None:
@@ -19,7 +19,7 @@ def replacement(old: str, new: str) -> tuple[str, str] | None:
     added) pair of source text; a pure insertion takes the token before it along, so `f(a)` -> `f(a, b)`
     gives ("a", "a, b"). When every run gives the same pair (one rename made once or several times) that is
     the replacement; otherwise the text from the first differing token to the last one."""
-    if not old.strip() or not new.strip() or len(old) + len(new) > EDIT_CHARS:
+    if not old.strip() or not new.strip() or pasted(old, new):
         return None
     a, b = list(TOKEN.finditer(old)), list(TOKEN.finditer(new))
     runs = changed_runs([m.group() for m in a], [m.group() for m in b])
