@@ -35,6 +35,7 @@ from infill.canvas import (
     line_break_ids,
 )
 from infill.fill_types import FillJob, FillOptions, FillResult
+from infill.first_statement import cut_to_first_statement
 from infill.languages import LanguageSpec, get_language
 from infill.leads import SpanLead, TextLead, TextReference
 from infill.line_deadline import LineDeadline
@@ -150,7 +151,8 @@ class _Document:
         if not self.engine.left_to_right:
             return ()
         tokenizer, ms = self.engine.tokenizer, self.options.line_deadline_ms
-        ends: tuple[SpanEnd, ...] = tuple(TextEnd(slot, self.job.text, self.spec, tokenizer)
+        first = self.options.first_statement
+        ends: tuple[SpanEnd, ...] = tuple(TextEnd(slot, self.job.text, self.spec, tokenizer, first=first)
                                           for slot in self.canvas.slots)
         if ms is not None:
             ends = tuple(LineDeadline(ms, slot.lead, tokenizer, end) for slot, end in zip(self.canvas.slots, ends))
@@ -211,6 +213,8 @@ class _Document:
             spot = slot.spot
             if self.options.one_line and spot.start == spot.end:
                 new_text = new_text.split("\n", 1)[0].rstrip()
+            elif self.options.first_statement and spot.start == spot.end:
+                new_text = cut_to_first_statement(new_text, text, spot.start, self.spec)
             reason = drop_reason(new_text, text, spot.end, spot.start if spot.start == spot.end else None,
                                  needs_closer)
             raws.append((kept, shaped))

@@ -25,7 +25,9 @@ class FillOptions:
     one_line: an insertion keeps its first line only and never grows into a block (an editor set to
     single-line suggestions); compare: each span is compared with the text it replaces, and the result's
     `margins` say how much the model preferred writing something else (next edits); max_length: the canvas's
-    tokens at most (None: the model's context), a smaller window for a faster first step."""
+    tokens at most (None: the model's context), a smaller window for a faster first step; first_statement: an
+    insertion ends after its first complete statement or block header (`infill.first_statement`: automatic
+    triggers, whose pauses are then never a whole body long)."""
 
     retries: int = 2
     keep_invalid: bool = False
@@ -37,6 +39,7 @@ class FillOptions:
     one_line: bool = False
     compare: bool = False
     max_length: int | None = None
+    first_statement: bool = False
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from infill.canvas import Slot
+from infill.first_statement import first_statement
 from infill.languages import LanguageSpec
 from infill.postprocess import decode, echo_target, line_may_grow, opens_grown_block, shape_text
 
@@ -51,16 +52,24 @@ def _nonblank_lines(text: str) -> int:
 
 class TextEnd:
     """`engine.types.SpanEnd` for one slot of a canvas; `before`: the slot's tokens kept ahead of the
-    span in a retry canvas (`infill.bans`), which its text continues."""
+    span in a retry canvas (`infill.bans`), which its text continues; `first`: an insertion is complete
+    once it holds its first complete statement (`infill.first_statement`)."""
 
-    def __init__(self, slot: Slot, text: str, spec: LanguageSpec, tokenizer: Any, before: Sequence[int] = ()) -> None:
+    def __init__(self, slot: Slot, text: str, spec: LanguageSpec, tokenizer: Any, before: Sequence[int] = (),
+                 first: bool = False) -> None:
         self.slot, self.text, self.spec, self.tokenizer = slot, text, spec, tokenizer
         self.before = list(before)
+        self.first = first and slot.spot.start == slot.spot.end
 
     def reached(self, written: Sequence[int]) -> bool:
-        return bool(written) and span_complete(
-            decode(self.tokenizer, self.before + list(written)), self.slot, self.text, self.spec
-        )
+        if not written:
+            return False
+        raw = decode(self.tokenizer, self.before + list(written))
+        if self.first and len(raw) > len(self.slot.lead) and "\n" in raw[len(self.slot.lead):]:
+            body = shape_text(raw, self.slot, self.text, self.spec).text
+            if first_statement(body, self.text, self.slot.spot.start, self.spec) is not None:
+                return True
+        return span_complete(raw, self.slot, self.text, self.spec)
 
 
 class Decided:

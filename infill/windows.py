@@ -85,7 +85,7 @@ def plan_completion(text: str, offset: int, language: str | LanguageSpec = "pyth
         return _spot(offset, _body_size(header_line, spec), "block")
     if before.strip() == "":
         return _spot(offset, LINE_TOKENS, "line")
-    if last is not None and not rest and _statement_complete(last, spec):
+    if last is not None and not rest and statement_complete(last, spec):
         return None
     return _spot(offset, LINE_TOKENS, "line")
 
@@ -112,7 +112,7 @@ def _body_size(header_line: str, spec: LanguageSpec) -> int:
     return BODY_TOKENS if spec.header_is_function(header_line) else BLOCK_TOKENS
 
 
-def _statement_complete(last: Any, spec: LanguageSpec) -> bool:
+def statement_complete(last: Any, spec: LanguageSpec) -> bool:
     """A statement ends at `last` and nothing is pending: no error around it, no trailing operator."""
     closes = bool(last.type) and set(last.type) <= set(")]};")  # `)`, `;`, bash's `))`
     if not last.is_named and not closes and not last.type.startswith(('"', "'", "`")):

@@ -165,6 +165,7 @@ class InferenceBackend:
         temperature: float = 0.0,
         instruction: str | None = None,
         context: str = "",
+        first_statement: bool = False,
     ) -> list[Outcome]:
         """Fill several (text, spots, doc_id) jobs in one engine batch, `context` (code from other files)
         above each.
@@ -174,7 +175,7 @@ class InferenceBackend:
         import infill
 
         started = time.perf_counter()
-        prepared, options = fill_jobs(jobs, settings, language, instruction, context)
+        prepared, options = fill_jobs(jobs, settings, language, instruction, context, first_statement)
         engine = self._require_engine()
         if not settings.engine_url:  # an engine server keeps its documents under its own budget
             engine.doc_cache.set_budget(settings.cache_mb << 20)
@@ -223,11 +224,13 @@ class InferenceBackend:
         alternatives: int,
         cancel: CancelCheck,
         context: ContextSource | None = None,
+        automatic: bool = False,
     ) -> Outcome:
         """Up to `alternatives` different completions of `spot` (`infill.plan_completion`'s), deduplicated.
         The first is greedy at the planned length; alternatives come from other lengths (one batch; not for
         an engine that writes left to right, where the mask count does not decide the length), then from
-        sampling with other seeds."""
+        sampling with other seeds. An `automatic` trigger's stops at its first statement when the settings say
+        so (`automaticUntil`)."""
         engine = self._require_engine()
         started = time.perf_counter()
         header = _header(context, engine, spot.start)
@@ -240,7 +243,9 @@ class InferenceBackend:
             if len(found) >= alternatives:
                 break
             jobs = [(text, [variant], doc_id if i == 0 else None) for i, variant in enumerate(variants)]
-            for outcome in self._fill(jobs, settings, language, cancel, seed, temperature, context=header):
+            first = automatic and settings.automatic_until == "statement"
+            for outcome in self._fill(jobs, settings, language, cancel, seed, temperature, context=header,
+                                      first_statement=first):
                 if outcome.cancelled:
                     return Outcome(found, True, time.perf_counter() - started)
                 found.extend(r for r in outcome.replacements if r not in found)
@@ -338,7 +343,8 @@ def _header(context: ContextSource | None, engine: Any, offset: int) -> str:
 
 
 def fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings, language: str | LanguageSpec,
-               instruction: str | None = None, context: str = "") -> tuple[list[Any], Any]:
+               instruction: str | None = None, context: str = "", first_statement: bool = False
+               ) -> tuple[list[Any], Any]:
     """The `infill.FillJob`s and `FillOptions` of (text, spots, doc_id) jobs under the settings' token cap:
     what a fill sends, and what a warm-up must build to prefill the same canvas."""
     import infill
@@ -346,4 +352,5 @@ def fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings,
 
     capped, max_grow = cap_tokens([spots for _, spots, _ in jobs], settings.max_tokens)
     made = [infill.FillJob(text, spots, language, doc_id) for (text, _, doc_id), spots in zip(jobs, capped)]
-    return made, infill.FillOptions(instruction=instruction, max_grow=max_grow, context=context)
+    return made, infill.FillOptions(instruction=instruction, max_grow=max_grow, context=context,
+                                    first_statement=first_statement)

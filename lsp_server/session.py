@@ -332,7 +332,7 @@ class Session:
 
         def work(cancel: CancelCheck) -> Outcome:
             return self.backend.complete(query.text, spot, settings, document.language, uri, alternatives, cancel,
-                                         context)
+                                         context, automatic)
 
         outcome = await self.run_job(uri, work, debounce_s)
         if outcome is None or outcome.cancelled:

@@ -63,6 +63,10 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
     again there needs no model; 0 remembers none (typing through a shown suggestion still needs none)."""
     multiline: bool = True
     """Offer multi-line completions; off keeps only the first line."""
+    automatic_until: Literal["statement", "block"] = "block"
+    """Where a suggestion made while you type (an automatic trigger) stops: "statement" at its first complete
+    statement or block header (the rest comes at the next pause, after you take it), "block" at the end of the
+    block it writes. Invoked suggestions always run to the end of the block."""
     languages: list[str] = msgspec.field(default_factory=editor_language_ids)
     """languageIds the server completes (default: every language of infill's table, under the ids
     VS Code and Neovim use); others get empty answers. An id without a row gets plain-text line
@@ -94,7 +98,7 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
         """What decides the text of a completion: a suggestion computed under other values is not
         reused."""
         return (*self.engine_key[:2], self.device, self.steps, self.threshold, self.block, self.max_tokens,
-                self.multiline, self.context, self.context_tokens, tuple(self.context_files))
+                self.multiline, self.automatic_until, self.context, self.context_tokens, tuple(self.context_files))
 
 
 FIELD_NAMES: dict[str, str] = {field.encode_name: field.name for field in msgspec.structs.fields(Settings)}

@@ -17,6 +17,7 @@ export interface ServerSettings {
   cacheMb?: number;
   suggestionCache?: number;
   multiline?: boolean;
+  automaticUntil?: "statement" | "block";
   context?: boolean;
   contextTokens?: number;
   contextFiles?: string[];
@@ -61,6 +62,7 @@ export const SERVER_SETTING_KEYS = [
   "cacheMb",
   "suggestionCache",
   "multiline",
+  "automaticUntil",
   "context",
   "contextTokens",
   "contextFiles",
@@ -124,6 +126,10 @@ function checkValue(key: ServerSettingKey, value: unknown): string | undefined {
     case "multiline":
     case "context":
       return typeof value === "boolean" ? undefined : `dcomplete.${key} must be true or false, got ${show(value)}`;
+    case "automaticUntil":
+      return value === "statement" || value === "block"
+        ? undefined
+        : `dcomplete.${key} must be "statement" or "block", got ${show(value)}`;
     case "languages":
       return isStringList(value) ? undefined : `dcomplete.${key} must be a list of language ids, got ${show(value)}`;
     case "contextFiles":
