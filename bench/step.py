@@ -36,14 +36,15 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from bench.step_references import TransformersStep, llama_cpp, transformers_model
+from bench.step_references import TransformersStep, llama_cpp, llama_cpp_kernels, transformers_model
 from bench.workload import package_versions, source_files
 from engine import DenoiseParams, Engine
 from engine.denoise.canvas_batch import CanvasBatch
 from engine.families.anchored_step import AnchoredPredictor
 from engine.kernels.projections import FusedProjections
 from engine.loading.calibrate import DecodingRows
-from engine.loading.compiled import compiled_products
+from engine.loading.compiled import compiled_products, cpu_flags
+from engine.loading.tuning import cpu_name
 from engine.models import anchored, layers
 
 GAP = 32
@@ -322,8 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     engine = Engine.load(args.model, device="cpu", dtype=args.dtype, compiled="int8" if args.compiled else "off")
-    while args.compiled and engine.calibrate_step():  # the compiled products' build and swap, without serving meanwhile
-        pass
+    while engine.calibrate_step():  # this machine's kernels (measured, or read from the cache), and with --compiled
+        pass                        # the compiled products' build and swap, as a server has them after its first start
     ready_s = time.perf_counter() - started
     compiled = Compiled(engine) if args.compiled else None
     if compiled is not None and not all(compiled.kernels):
@@ -336,9 +337,12 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for context in (int(c) for c in args.contexts.split(",")):
         results[str(context)] = measure(engine, reference, context, rows_list, args.repeats, threads, compiled)
+    cpu, kernels = cpu_name() or platform.machine(), llama_cpp_kernels()
     print(f"model {engine.name} ({engine.family}, dtype {args.dtype or 'default'}); "
-          f"{platform.processor() or platform.machine()}, torch {torch.__version__}, threads {threads}; "
-          f"median ms of {args.repeats}")
+          f"{cpu} ({' '.join(f for f in cpu_flags() if f.startswith(('avx512', 'amx')))}), "
+          f"torch {torch.__version__}, threads {threads}; median ms of {args.repeats}")
+    if kernels is not None:
+        print(f"llama.cpp: {kernels}")
     cols = ("step", "products", "attn", "rest", "linear", "head", "attention", "adapter", "transformers",
             "llama_cpp") + (("eager_step", "compiled") if compiled is not None else ())
     if compiled is not None:
@@ -354,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
             fast = f" {r['compiled'] / r['eager_step']:>6.2f}x compiled" if r.get("compiled") else ""
             print(f"{context:>7} {label:>7} {cells} {ratio} {cpp}{fast}")
     print(json.dumps({"benchmark": "step", "model": engine.name, "dtype": args.dtype, "threads": threads,
-                      "sources": package_versions(),
+                      "cpu": cpu, "llama_cpp_kernels": kernels, "sources": package_versions(),
                       "results": {c: {k: {m: (round(v, 2) if v is not None else None) for m, v in r.items()}
                                       for k, r in rows.items()} for c, rows in results.items()}}))
     return 0

@@ -73,6 +73,16 @@ class LlamaCppStep:
         self.llm.eval(self.prefix)
 
 
+def llama_cpp_kernels() -> str | None:
+    """The CPU features llama.cpp was built with and uses here (its load log's `system_info` line), or None
+    when llama-cpp-python is not installed: a figure against it names what it ran."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return None
+    return str(llama_cpp.llama_print_system_info().decode()).strip(" |")
+
+
 def llama_cpp(engine: Engine, prefix: list[int], threads: int) -> LlamaCppStep | None:
     try:
         import llama_cpp  # noqa: F401
