@@ -44,20 +44,27 @@ vscode-screenshots: $(STAMP)
 	DCOMPLETE_VSCODE_MODEL=default DCOMPLETE_VSCODE_SCREENSHOTS=docs/screenshots OMP_NUM_THREADS=1 \
 		$(PY) -m pytest -q tests/editors/test_vscode_e2e.py
 
-# The README's Figures, one benchmark after another on two CPU threads (about an hour); each prints its
-# table and ends with its JSON line. Nothing else should run meanwhile.
+# docs/figures.md, one benchmark after another on two CPU threads (about 90 minutes): the speed-sensitive
+# ones first. Each prints its table and ends with its JSON line. Nothing else should run meanwhile.
+# bench.step adds llama.cpp's column when llama-cpp-python is installed (docs/figures.md#step-cost).
 CPU2 := OMP_NUM_THREADS=2 $(PY) -m
+URLPARSE = $(shell $(PY) -c "import httpx, pathlib; print(pathlib.Path(httpx.__file__).parent / '_urlparse.py')")
 figures: $(STAMP)
-	$(CPU2) bench.quality --limit 300 --benchmarks single --sampler fast,ar --length own
-	$(CPU2) bench.quality --limit 100 --benchmarks multi,santacoder --sampler fast,ar --length own
-	$(CPU2) bench.quality --limit 60 --benchmarks single --sampler ar
-	$(CPU2) bench.quality --limit 60 --benchmarks single --sampler ar --no-heal
 	$(CPU2) bench.step
 	$(CPU2) bench.speed --cases 6
 	$(CPU2) bench.lsp_latency --pauses 20 --threads 2
+	OMP_NUM_THREADS=2 $(VENV)/bin/dcomplete infill $(URLPARSE):256 -v > /dev/null
+	OMP_NUM_THREADS=2 $(VENV)/bin/dcomplete infill $(URLPARSE):256 -v > /dev/null
+	$(CPU2) bench.first_start --against '' --threads 2 --rounds 3
+	$(CPU2) bench.next_edit --suggesters none,rename,dcomplete,dcomplete-low,dcomplete-high
+	$(CPU2) bench.multispot --files 3
 	$(CPU2) bench.cache --edit near
 	$(CPU2) bench.cache --edit far
-	$(CPU2) bench.multispot --files 3
+	$(CPU2) bench.quality --limit 300 --benchmarks single --sampler fast,ar --length own
+	$(CPU2) bench.quality --limit 100 --benchmarks multi,santacoder --sampler fast,ar --length own
+	$(CPU2) bench.quality --limit 300 --benchmarks santacoder --languages js,java --sampler fast,ar --length own
+	$(CPU2) bench.quality --limit 60 --benchmarks single --sampler ar
+	$(CPU2) bench.quality --limit 60 --benchmarks single --sampler ar --no-heal
 	$(CPU2) bench.accept
 	$(CPU2) bench.holes --limit 100
 	$(CPU2) bench.ray_refactor --files 8
