@@ -214,7 +214,7 @@ def row_invariant(products: list[FusedProjections], kernel: Kernel) -> bool:
 
 class DecodingRows:
     """A decoding step's adapter as fused products see it (`layers.Adapt`): every one of `rows` rows is a
-    gap row and takes the LoRA; attention is a decoding step's (rows apart; every key is real)."""
+    gap row and takes the LoRA; attention is a decoding step's (`decoding_attention`; every key is real)."""
 
     def __init__(self, rows: int) -> None:
         self.rows, self.every_row = torch.arange(rows), True

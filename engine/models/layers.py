@@ -211,12 +211,43 @@ def decoding_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
     A decoding step's rows must get the logits one-token-per-step decoding gives them, or verified drafting
     parts from it at a near-tie; torch's fused CPU kernel rounds a query row otherwise among several rows
-    than alone (1e-7 apart, measured). Two products and a softmax (`attention_by_products`) keep a row's
-    bits on this machine's matrix library (checked once per process, `_products_keep_rows`) and read the
-    keys once for all rows; else every row runs alone (`sdpa_rows_apart`). On CUDA, the fused kernel."""
+    than alone (1e-7 apart, measured). Two products and a softmax (`attention_by_products`) read the keys
+    once for all rows and keep a row's bits where this machine's matrix library does not round by row
+    count (checked once per process, `_products_keep_rows`: the AMX Xeon); elsewhere (the Zen 4 EPYC) the
+    same products run on blocks of exactly ROW_BLOCK rows (`attention_by_row_blocks`), one shape for every
+    call. On CUDA, the fused kernel."""
     if q.is_cuda:
         return sdpa(q, k, v, mask)
-    return (attention_by_products if _products_keep_rows() else sdpa_rows_apart)(q, k, v, mask)
+    return (attention_by_products if _products_keep_rows() else attention_by_row_blocks)(q, k, v, mask)
+
+
+ROW_BLOCK = 2
+"""Query rows of every product `attention_by_row_blocks` runs. On the Zen 4 EPYC (1,024 keys, 2 threads,
+float32) blocks of 2 cost 115 / 121 / 223 / 1,009 us a layer at 1 / 2 / 4 / 16 rows, blocks of 4 214 / 235 /
+224 / 739, of 16 about 600 at every count; weighted by how often a step has each count (`calibrate`'s
+DECODE_WEIGHTS) 2 is cheapest, and cheaper than running each row alone (88 / 202 / 375 / 1,307 us), which
+did not keep a row's bits there either."""
+
+
+def attention_by_row_blocks(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                            mask: torch.Tensor | None = None) -> torch.Tensor:
+    """`attention_by_products` on blocks of exactly ROW_BLOCK query rows, the last padded with zero rows that
+    attend everywhere: the matrix library sees one shape whatever the step's row count, so a row gets the same
+    bits alone as among others (no row's values reach another's) even where the library rounds by row count,
+    and the keys are read once a block instead of once a row."""
+    rows = q.shape[2]
+    blocks = []
+    for start in range(0, rows, ROW_BLOCK):
+        part = q[:, :, start : start + ROW_BLOCK]
+        n = part.shape[2]
+        part_mask = mask if mask is None or mask.shape[-2] == 1 else mask[..., start : start + n, :]
+        if n < ROW_BLOCK:
+            part = torch.cat([part, part.new_zeros(*part.shape[:2], ROW_BLOCK - n, part.shape[3])], 2)
+            if part_mask is not None and part_mask.shape[-2] != 1:
+                pad = part_mask.new_zeros(*part_mask.shape[:-2], ROW_BLOCK - n, part_mask.shape[-1])
+                part_mask = torch.cat([part_mask, pad if part_mask.dtype != torch.bool else ~pad], -2)
+        blocks.append(attention_by_products(part, k, v, part_mask)[:, :, :n])
+    return blocks[0] if len(blocks) == 1 else torch.cat(blocks, 2)
 
 
 def attention_by_products(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -245,20 +276,6 @@ def _products_keep_rows() -> bool:
                            for i in range(16)], 2)
         return all(torch.equal(attention_by_products(q[:, :, :rows], k, v, mask[:, :, :rows]),
                                alone[:, :, :rows]) for rows in range(2, 17))
-
-
-def sdpa_rows_apart(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-    """`sdpa` for each query row as if it ran alone: every row becomes a batch entry of one query over the
-    same keys (expanded, not copied, for a batch of one); a step of k rows reads the keys k times."""
-    b, h, rows, d = q.shape
-    if rows == 1:
-        return sdpa(q, k, v, mask)
-    apart = q.transpose(1, 2).reshape(b * rows, h, 1, d)
-    keys = k[:, None].expand(b, rows, *k.shape[1:]).reshape(b * rows, *k.shape[1:])
-    values = v[:, None].expand(b, rows, *v.shape[1:]).reshape(b * rows, *v.shape[1:])
-    if mask is not None:
-        mask = mask.expand(b, -1, rows, -1).transpose(1, 2).reshape(b * rows, mask.shape[1], 1, mask.shape[-1])
-    return sdpa(apart, keys, values, mask).view(b, rows, h, d).transpose(1, 2)
 
 
 def fused_kernels_only(device: torch.device) -> contextlib.AbstractContextManager[object]:

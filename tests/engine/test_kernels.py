@@ -291,20 +291,20 @@ def test_a_block_product_multiplies_by_the_file_s_own_weights(kind):
 
 
 @pytest.mark.parametrize("batch", [1, 2])
-@pytest.mark.parametrize("form", ["decoding", "rows_apart"])
+@pytest.mark.parametrize("form", ["decoding", "row_blocks"])
 def test_a_decoding_step_s_attention_gives_each_row_what_it_gets_alone(batch, form):
     """Verified drafting writes what one-token-per-step decoding writes only if a row's attention has the
     same bits beside drafts as alone: the CPU kernel rounds a query row differently among several. The
-    decoding attention (two products, or where those do not keep a row's bits here, each row alone) and
-    the fallback each keep them, and agree with the fused kernel to float precision."""
-    from engine.models.layers import decoding_attention, sdpa, sdpa_rows_apart
+    decoding attention (two products, or where those do not keep a row's bits here, the products on blocks
+    of one shape) and each form it may run keep them, and agree with the fused kernel to float precision."""
+    from engine.models.layers import attention_by_row_blocks, decoding_attention, sdpa
 
-    attend = decoding_attention if form == "decoding" else sdpa_rows_apart
+    attend = decoding_attention if form == "decoding" else attention_by_row_blocks
 
     generator = torch.Generator().manual_seed(0)
     k = torch.randn(batch, 3, 300, 64, generator=generator)
     v = torch.randn(batch, 3, 300, 64, generator=generator)
-    for rows in (2, 3, 5, 8, MAX_TABLE_ROWS):
+    for rows in (2, 3, 5, 8, MAX_TABLE_ROWS, MAX_TABLE_ROWS + 3):
         q = torch.randn(batch, 9, rows, 64, generator=generator)
         mask = torch.zeros(batch, 9, rows, 300).masked_fill(torch.rand(batch, 9, rows, 300, generator=generator) < 0.2,
                                                            float("-inf"))
