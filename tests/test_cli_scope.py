@@ -49,8 +49,12 @@ def test_regenerated_lines_that_unbind_a_name_read_below_are_not_written(tmp_pat
     edits: list[Edit | None] = [Edit(spot.start, spot.end, e["new_text"], ()) for e in result["edits"]] or [None]
     assert apply_edits(COMPLETE, [e for e in edits if e is not None]) == written
     assert check_filled(COMPLETE, edits, original, spec).added == 0  # whatever was written still binds both
-    # The bundled model's greedy lines here parse and bind neither name (three `const lastIndex = ...` and a
-    # `return (...)`), before and after its retries: the case the issue reports.
-    assert result["unbinding"] == 1
+    # The bundled model's greedy lines here bind neither name where they parse (three `const lastIndex = ...`
+    # and a `return (...)` on the AMX Xeon, before and after its retries: the case the issue reports); the
+    # Zen 4 EPYC rounds them into lines that do not parse. Either way nothing is written, and a note says why.
     assert written == COMPLETE
-    assert "line 4: dropped, the result no longer defines partialPath, which line 6 reads" in run.stderr
+    reasons = {"line 4: dropped, the result no longer defines partialPath, which line 6 reads": 1,
+               "line 4: dropped, the result does not parse": 0}
+    said = [reason for reason in reasons if reason in run.stderr]
+    assert len(said) == 1, run.stderr
+    assert result["unbinding"] == reasons[said[0]]
