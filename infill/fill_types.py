@@ -26,8 +26,8 @@ class FillOptions:
     single-line suggestions); compare: each span is compared with the text it replaces, and the result's
     `margins` say how much the model preferred writing something else (next edits); max_length: the canvas's
     tokens at most (None: the model's context), a smaller window for a faster first step; first_statement: an
-    insertion ends after its first complete statement or block header (`infill.first_statement`: automatic
-    triggers, whose pauses are then never a whole body long)."""
+    insertion ends after its first complete statement (a block header goes on to its body's first one:
+    `infill.first_statement`), for automatic triggers set to `automaticUntil: "statement"`."""
 
     retries: int = 2
     keep_invalid: bool = False

@@ -4,8 +4,8 @@ The slowest pauses are the long suggestions: at the end of `def f(x):` the plann
 and a line that opens a block carries its body, so the user waits for every line of a body before seeing
 the first. With `FillOptions.first_statement` an insertion ends at the line break after its first complete
 statement that leaves the file parsing (a block header carries on to the first statement of its body in
-Python, to its closing brace in C-like languages), and the rest comes on the next pause, after the user takes it, from the text as it then stands.
-Invoked requests keep whole blocks.
+Python, to its closing brace in C-like languages), and the rest comes on the next pause, after the user
+takes it, from the text as it then stands. Invoked requests keep whole blocks.
 """
 
 from __future__ import annotations

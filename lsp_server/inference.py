@@ -229,11 +229,12 @@ class InferenceBackend:
         """Up to `alternatives` different completions of `spot` (`infill.plan_completion`'s), deduplicated.
         The first is greedy at the planned length; alternatives come from other lengths (one batch; not for
         an engine that writes left to right, where the mask count does not decide the length), then from
-        sampling with other seeds. An `automatic` trigger's stops at its first statement when the settings say
-        so (`automaticUntil`)."""
+        sampling with other seeds. An `automatic` trigger's completion stops after its first statement when the
+        settings say so (`automaticUntil`)."""
         engine = self._require_engine()
         started = time.perf_counter()
         header = _header(context, engine, spot.start)
+        first = automatic and settings.automatic_until == "statement"
         rounds: list[tuple[list[Any], int, float]] = [([spot], 0, 0.0)]
         if alternatives > 1:
             lengths = [spot] if engine.left_to_right else [spot, _resized(spot, 2.0), _resized(spot, 0.5)]
@@ -243,7 +244,6 @@ class InferenceBackend:
             if len(found) >= alternatives:
                 break
             jobs = [(text, [variant], doc_id if i == 0 else None) for i, variant in enumerate(variants)]
-            first = automatic and settings.automatic_until == "statement"
             for outcome in self._fill(jobs, settings, language, cancel, seed, temperature, context=header,
                                       first_statement=first):
                 if outcome.cancelled:
