@@ -8,7 +8,7 @@ is most of a small model's cost per layer. Two things make a CPU decoding step c
 - the kernel this machine runs fastest at the call's row count (`KERNELS`, chosen per weight shape and
   row count by `engine.loading.calibrate`): float32 for many rows (prefill), a float16 or bfloat16 copy for
   decoding, where reading half the bytes makes the product up to twice as fast (and a CPU with bfloat16
-  matrix units runs 16 rows for the price of one, on a copy packed once into oneDNN's layout: `_packed`);
+  matrix units runs 16 rows for the price of one, on a copy packed once into oneDNN's layout: `engine.kernels.packed`);
 - a low-rank adapter (LoRA) folded in: its down-projections (A) are extra output rows of the same product,
   and one small product by the block-diagonal up-projections (B) adds the update to the rows it applies to,
   instead of two products per projection. With a reduced-precision kernel (`LOW`), a call whose rows all
@@ -28,7 +28,6 @@ and checkpoints still load and save by name.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -38,6 +37,7 @@ from torch import nn
 
 from engine.kernels.block_products import BlockProduct
 from engine.kernels.int4_product import Int4Product
+from engine.kernels.packed import LowWeight, PackedWeight, pack, plain
 
 
 class Adapt(Protocol):
@@ -72,7 +72,7 @@ weight times the rows' transpose (a CPU runs it at the weight's memory bound for
 rows-first product falls onto a slower kernel), `half` rows first on a float16 copy of the weight (half
 the bytes to read: faster for one row on a memory-bound CPU, slower than float32 from a few rows on),
 `bfloat16` the same on a bfloat16 copy (slow without bfloat16 instructions; with AMX tiles 1-16 rows cost
-about the same), `blocks` on the checkpoint's own 4- or 8-bit blocks (`engine.kernels.block_products`, when it came
+about the same, with the Zen 4 EPYC's bfloat16 dot products 16 rows about 2x one row), `blocks` on the checkpoint's own 4- or 8-bit blocks (`engine.kernels.block_products`, when it came
 in them) through ONNX Runtime, `int4` on its own 4-bit blocks through torch's int4 kernel with bfloat16 rows
 (`engine.kernels.int4_product`: with AVX-512, a third of the packed bfloat16 copy's time at one row)."""
 LOW: dict[Kernel, torch.dtype] = {HALF: torch.float16, BF16: torch.bfloat16}  # kernels on a reduced copy
@@ -105,8 +105,8 @@ class FusedProjections:
         self.wide: Kernel = LINEAR  # the kernel for calls of more than MAX_TABLE_ROWS rows
         self.steady_rows = 0  # a reduced-precision call runs in pieces of at most this many rows (0: whole)
         self.mixed: tuple[Kernel, ...] = ()  # per row count, for calls where some rows take the LoRA and some not
-        self.low: dict[Kernel, torch.Tensor] = {}  # `_full` in a `LOW` kernel's dtype, per kernel in use
-        self.merged: dict[Kernel, torch.Tensor] = {}  # the same with the LoRA added in, when there is one
+        self.low: dict[Kernel, LowWeight] = {}  # `_full` in a `LOW` kernel's dtype, per kernel in use
+        self.merged: dict[Kernel, LowWeight] = {}  # the same with the LoRA added in, when there is one
         self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
         self.int4: Int4Product | None = None  # the same 4-bit blocks for torch's int4 kernel
         self._down: tuple[torch.Tensor, torch.Tensor] | None = None  # (`_full`, `_int4_down()` of it)
@@ -149,8 +149,8 @@ class FusedProjections:
         """The tensors this product runs on (`engine.loading.prepared` keeps them on disk)."""
         named = {"full": self._full, "bias": self.bias, "up": self.up,
                  **({"int4.codes": self.int4.codes, "int4.scales": self.int4.scales} if self.int4 else {}),
-                 **{f"low.{k}": _plain(t) for k, t in self.low.items()},
-                 **{f"merged.{k}": _plain(t) for k, t in self.merged.items()}}
+                 **{f"low.{k}": plain(t) for k, t in self.low.items()},
+                 **{f"merged.{k}": plain(t) for k, t in self.merged.items()}}
         return {k: v for k, v in named.items() if v is not None}
 
     def storage(self) -> int:
@@ -166,8 +166,8 @@ class FusedProjections:
         self.weight = self._full[: self.width]
         self.bias = tensors.get("bias")
         self.up = tensors.get("up")
-        self.low = {k: _packed(tensors[f"low.{k}"]) for k in self.low}
-        self.merged = {k: _packed(tensors[f"merged.{k}"]) for k in self.merged}
+        self.low = {k: pack(tensors[f"low.{k}"]) for k in self.low}
+        self.merged = {k: pack(tensors[f"merged.{k}"]) for k in self.merged}
         self._rebind()
 
     @property
@@ -182,7 +182,7 @@ class FusedProjections:
         ones `kernels` names (decoding steps)."""
         self.kernels = tuple(k if k in self.available else LINEAR for k in kernels)
         used = {*self.kernels, *self.mixed, self.wide}
-        self.low = {k: _packed(_to_low(self._full, dtype)) for k, dtype in LOW.items() if k in used}
+        self.low = {k: pack(_to_low(self._full, dtype)) for k, dtype in LOW.items() if k in used}
         self.merged = {}
         if self.up is not None:
             for kernel, dtype in LOW.items():
@@ -192,7 +192,7 @@ class FusedProjections:
                     self.merged[kernel] = _to_low(self.weight, dtype)
                 else:
                     merged = torch.addmm(self.weight, self.up, self._full[self.width :], alpha=self.scale)
-                    self.merged[kernel] = _packed(merged.to(dtype))
+                    self.merged[kernel] = pack(merged.to(dtype))
 
     def _with_low_rank_input(self, x: torch.Tensor) -> torch.Tensor:
         """x's rows followed by the LoRA's down-projection of each, the input of an `int4` product whose
@@ -264,20 +264,21 @@ class FusedProjections:
             decoding = adapt is not None and adapt.every_row
             return torch.split(self.product(x, self.width, mixed=text, decoding=decoding), self.sizes, -1)
         assert adapt is not None and self.up is not None
-        if self.compiled is not None and adapt.every_row and x.numel() // x.shape[-1] <= MAX_TABLE_ROWS:
-            return torch.split(self._compiled(x), self.sizes, -1)
-        kernel = self._kernel(x, decoding=adapt.every_row)
-        if adapt.every_row and kernel == INT4 and self.int4 is not None:
-            y = self.int4(self._with_low_rank_input(x))
-            return torch.split(y if self.bias is None else y + self.bias, self.sizes, -1)
-        merged = self.merged.get(kernel)
-        if adapt.every_row and merged is not None:
-            # A decoding step (every row in a gap): one product by the weight with the LoRA added in
-            # costs what the base's product costs, where the low-rank products cost a fifth of a step.
-            y = _low_product(x, merged, self.width, self.steady_rows)
-            return torch.split(y if self.bias is None else y + self.bias, self.sizes, -1)
-        # A call that mixes text rows with gap rows (the first step after an edit) is no decoding step:
-        # the kernel that gives a row the same bits beside other rows need not serve it.
+        if adapt.every_row:
+            gaps = self._gap_rows(x)
+            if gaps is not None:
+                return torch.split(gaps, self.sizes, -1)
+        else:
+            # A call that mixes text rows with gap rows (the first step of a request, or after an edit): the
+            # text rows take the `mixed` table, the gap rows a decoding step's own product, so a gap row's
+            # keys and values have the bits one-token-per-step decoding gives them.
+            flat = x.reshape(-1, x.shape[-1])
+            gaps = self._gap_rows(flat.index_select(0, adapt.rows))
+            if gaps is not None:
+                y = self.product(x, self.width, mixed=True)
+                y.view(-1, self.width).index_copy_(0, adapt.rows, gaps)
+                return torch.split(y, self.sizes, -1)
+        # A float32 decoding kernel: the LoRA's products beside the base's, folded into one product.
         y = self.product(x, self._full.shape[0], mixed=not adapt.every_row, decoding=adapt.every_row)
         base, mid = y[..., : self.width], y[..., self.width :]
         if adapt.every_row:
@@ -291,6 +292,24 @@ class FusedProjections:
             flat[adapt.rows, : self.width] = picked[:, : self.width] + delta
             base = flat[:, : self.width].reshape(*y.shape[:-1], self.width)
         return torch.split(base, self.sizes, -1)
+
+    def _gap_rows(self, x: torch.Tensor) -> torch.Tensor | None:
+        """x's rows, every one a gap row, by a decoding step's product with the LoRA added in, plus the bias;
+        None where the decoding kernel has no such product (a float32 kernel: the LoRA's products run
+        beside the base's, folded into one)."""
+        if self.compiled is not None and x.numel() // x.shape[-1] <= MAX_TABLE_ROWS:
+            return self._compiled(x)
+        kernel = self._kernel(x, decoding=True)
+        merged = self.merged.get(kernel)
+        if kernel == INT4 and self.int4 is not None:
+            y = self.int4(self._with_low_rank_input(x))
+        elif merged is not None:
+            # One product by the weight with the LoRA added in costs what the base's product costs, where
+            # the low-rank products cost a fifth of a step.
+            y = _low_product(x, merged, self.width, self.steady_rows)
+        else:
+            return None
+        return y if self.bias is None else y + self.bias
 
 
 def _joined(tensors: list[torch.Tensor]) -> torch.Tensor:
@@ -312,41 +331,15 @@ def _to_low(tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return tensor.to(dtype)
 
 
-@functools.cache
-def packs_bfloat16() -> bool:
-    """Whether oneDNN runs bfloat16 products on this CPU (bfloat16 instructions or AMX tiles)."""
-    return bool(torch.backends.mkldnn.is_available()  # type: ignore[no-untyped-call]
-                and torch.ops.mkldnn._is_mkldnn_bf16_supported())
-
-
-def _packed(weight: torch.Tensor) -> torch.Tensor:
-    """A bfloat16 CPU weight reordered once into oneDNN's blocked layout, where oneDNN runs bfloat16.
-
-    F.linear on the plain bfloat16 matrix reorders it on every call: on a 2-core Xeon with AMX the products
-    of one SmolLM2 decoding step took 20 ms, about float32's time, where the packed matrix takes 13-15 ms
-    for 1 to 16 rows (the memory bound: summing the same bytes takes 14 ms), with the same bits as F.linear
-    for every row count up to 16 and the same bits for a row alone as beside others."""
-    if weight.dtype != torch.bfloat16 or weight.device.type != "cpu" or weight.is_meta or not packs_bfloat16():
-        return weight
-    packed: torch.Tensor = torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), 1)
-    return packed
-
-
-def _plain(weight: torch.Tensor) -> torch.Tensor:
-    """`weight` in the plain layout (`_packed` undone), to save."""
-    return weight.to_dense() if weight.is_mkldnn else weight
-
-
-def _low_product(x: torch.Tensor, low: torch.Tensor, width: int, steady_rows: int = 0) -> torch.Tensor:
-    """x times the first `width` rows of a reduced-precision copy (`_packed` or plain), in x's dtype, in
-    pieces of at most `steady_rows` rows when that is set (`engine.loading.calibrate.steady_rows`)."""
+def _low_product(x: torch.Tensor, low: LowWeight, width: int, steady_rows: int = 0) -> torch.Tensor:
+    """x times the first `width` rows of a reduced-precision copy (`engine.kernels.packed`), in x's dtype,
+    in pieces of at most `steady_rows` rows when that is set (`engine.loading.calibrate.steady_rows`)."""
     rows = x.numel() // x.shape[-1]
     if steady_rows and rows > steady_rows:
         flat = x.reshape(rows, x.shape[-1])
         pieces = [_low_product(piece, low, width) for piece in torch.split(flat, steady_rows)]
         return torch.cat(pieces).view(*x.shape[:-1], width)
-    xl = x.to(low.dtype)
-    if low.is_mkldnn:  # a packed matrix cannot be sliced: the few LoRA rows beyond `width` cost little
-        y: torch.Tensor = torch.ops.mkldnn._linear_pointwise(xl, low, None, "none", [], "")
-        return (y if width == low.shape[0] else y[..., :width]).to(x.dtype)
-    return F.linear(xl, low[:width]).to(x.dtype)
+    if isinstance(low, PackedWeight):  # a packed matrix cannot be sliced: the few LoRA rows beyond `width` cost little
+        y = low(x)
+        return (y if width == low.rows else y[..., :width]).to(x.dtype)
+    return F.linear(x.to(low.dtype), low[:width]).to(x.dtype)

@@ -78,7 +78,8 @@ def measuring(model: Transformer) -> Steps[Calibration]:
     lacks it, `linear`), timed as full forwards over 1..16 query rows against a short cache. Decoding
     takes the fastest kernel among those that give a row the same bits whatever rows run beside it
     (`row_invariant`: on an AVX2 machine only `half`; on a 2-core Xeon with AVX-512 and AMX `bfloat16`
-    and `blocks`, not `half`; the float32 kernels change the last bits with the row count, which flips
+    and `blocks`, not `half`; on the Zen 4 EPYC `half`, `bfloat16` (in column pieces:
+    `engine.kernels.packed`) and `int4`; the float32 kernels change the last bits with the row count, which flips
     near-ties between a step that verifies drafts and one-token-per-step decoding); the exact table takes,
     per row count, the faster of the float32 kernels, and the table for calls that mix text rows with gap
     rows (no decoding step) the faster of those and the decoding kernel.

@@ -36,6 +36,7 @@ from pathlib import Path
 import torch
 
 from engine.kernels.calibration import UNMEASURED, VERSION, Calibration
+from engine.kernels.packed import LowWeight, packs_bfloat16
 from engine.kernels.projections import (
     BF16,
     BLOCKS,
@@ -46,7 +47,6 @@ from engine.kernels.projections import (
     FusedProjections,
     Kernel,
     default_kernels,
-    packs_bfloat16,
 )
 from engine.loading.calibrate import Steps, measure, measuring, row_invariant
 from engine.models.transformer import Transformer
@@ -56,8 +56,8 @@ MIN_WEIGHT_BYTES = 32 << 20  # below this the weights stay in cache: nothing to 
 DEFAULT_ROW_COST = tuple(round(1.0 + 0.1 * k, 3) for k in range(MAX_TABLE_ROWS))
 """A forward over k rows against one, before it is measured: dearer than on a 2-core Xeon with AMX (1.4 at
 16 rows), cheaper than float16 on an AVX2 machine (5.7); the sampler then drafts up to 4 tokens a step."""
-State = tuple[tuple[Kernel, ...], Kernel, tuple[Kernel, ...], int, dict[Kernel, torch.Tensor],
-              dict[Kernel, torch.Tensor]]
+State = tuple[tuple[Kernel, ...], Kernel, tuple[Kernel, ...], int, dict[Kernel, LowWeight],
+              dict[Kernel, LowWeight]]
 
 
 def calibration_for(model: Transformer, device: torch.device) -> tuple[Calibration, bool]:

@@ -28,6 +28,7 @@ from engine.loading.calibrate import (
     _row_cost,
     _table,
     decode_cost,
+    decoding_call,
     measure,
     row_invariant,
     run,
@@ -111,6 +112,31 @@ def test_the_bfloat16_kernel_gives_the_plain_copy_s_bits_and_saves_plainly(ancho
             expected = F.linear(x[:, :rows].to(torch.bfloat16), plain[: p.width]).float()
             assert torch.equal(p.product(x[:, :rows], p.width), expected), rows
             assert torch.equal(p.product(x[:, rows - 1 : rows], p.width), expected[:, -1:]), rows
+
+
+class _MixedRows:
+    """A call that mixes text rows with the gap rows `rows` (`layers.Adapt`: the first step of a request)."""
+
+    def __init__(self, rows: list[int]) -> None:
+        self.rows, self.every_row = torch.tensor(rows), False
+
+
+@pytest.mark.parametrize("kernel", LOW)
+def test_a_gap_row_beside_text_rows_gets_the_bits_a_decoding_step_gives_it(anchored, kernel):
+    """The first step of a request mixes text rows (the `mixed` table) with gap rows: a gap row's keys and
+    values must be what one-token-per-step decoding computes for it, or a verifying step and a naive one
+    part at a near-tie later (bench.speed's agreement fell to 0.94-0.97 on the Zen 4 EPYC before)."""
+    p = copy.deepcopy(anchored.loaded.model.products()[0])
+    p.mixed = (LINEAR,) * MAX_TABLE_ROWS
+    p.set_kernels((kernel,) * MAX_TABLE_ROWS)
+    x = torch.randn(1, 7, p.weight.shape[1])
+    gaps = [2, 5, 6]
+    with torch.inference_mode():
+        mixed = torch.cat(p(x, _MixedRows(gaps), 0), -1)
+        for i in gaps:
+            assert torch.equal(mixed[:, i : i + 1], decoding_call(p, x[:, i : i + 1])), i
+        text = [i for i in range(7) if i not in gaps]
+        assert torch.equal(mixed[:, text], p.product(x, p.width, mixed=True)[:, text])
 
 
 def test_wide_bfloat16_calls_run_in_pieces_that_keep_each_row_s_bits(anchored):
