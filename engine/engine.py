@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
+import platform
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
 from typing import TypeVar
 
+import torch
+
 from engine.api import ModelTraits, WithTraits
-from engine.cache.doc_cache import DocCache
+from engine.cache.doc_cache import DocCache, DocKV
+from engine.cache.doc_store import DocStore
 from engine.denoise.loop import Denoiser
 from engine.denoise.seam import LoadedModel
 from engine.denoise.state import RowFeed
@@ -25,7 +33,8 @@ logger = logging.getLogger(__name__)
 class Engine(WithTraits):
     """Denoises canvases of token ids. Not thread-safe: callers serialise `infill` calls."""
 
-    def __init__(self, loaded: LoadedModel, build: BackgroundCompile | None = None) -> None:
+    def __init__(self, loaded: LoadedModel, build: BackgroundCompile | None = None,
+                 keep_documents: bool = False) -> None:
         self.loaded = loaded
         self._compiling = build
         adapter = getattr(loaded.model, "adapter", None)
@@ -34,15 +43,20 @@ class Engine(WithTraits):
                                   max_right)
         self._denoiser = (loaded.family.runner or Denoiser)(loaded)
         self._docs = DocCache()
+        self._keep_documents = keep_documents and loaded.device.type == "cpu"
+        self._store = _document_store(loaded) if self._keep_documents else None
+        self._stored: set[str] = set()  # documents written to the store by this process
 
     @classmethod
     def load(cls, spec: str | os.PathLike[str] = "default", device: str | None = None,
-             dtype: str | None = None, compiled: str | None = None) -> Engine:
+             dtype: str | None = None, compiled: str | None = None, keep_documents: bool = False) -> Engine:
         """`compiled` (`engine.loading.compiled`: off, int8 or auto; None: `DCOMPLETE_COMPILED`, else
-        off): whether compiled int8 decoding products are built in the background and swapped in."""
+        off): whether compiled int8 decoding products are built in the background and swapped in.
+        `keep_documents`: documents' cached keys and values outlive the process (`engine.cache.doc_store`,
+        on a CPU): a server started again writes its first suggestion in a file it served without a prefill."""
         mode = mode_of(compiled)
         loaded = load(spec, device=device, dtype=dtype)
-        return cls(loaded, start_compiled(loaded.model, loaded.device, engine_choice(dtype), mode))
+        return cls(loaded, start_compiled(loaded.model, loaded.device, engine_choice(dtype), mode), keep_documents)
 
     @property
     def family(self) -> str:
@@ -71,10 +85,10 @@ class Engine(WithTraits):
         params = params or DenoiseParams()
         self.check(requests)
         doc_id = requests[0].doc_id if len(requests) == 1 else None
-        warm = self._docs.get(doc_id) if params.cache == "fixed" else None
+        warm = self._doc(doc_id) if params.cache == "fixed" else None
         results, keep = self._denoiser.run(list(requests), params, cancel, warm, feed)
         if keep is not None and doc_id is not None:
-            self._docs.put(doc_id, keep)
+            self._keep(doc_id, keep)
         return results
 
     def warm(self, requests: Sequence[InfillRequest], params: DenoiseParams | None = None) -> bool:
@@ -88,9 +102,9 @@ class Engine(WithTraits):
         kept_any = False
         for request in requests:
             if request.doc_id is not None:
-                kept = self._denoiser.prefill(request, params, self._docs.get(request.doc_id))
+                kept = self._denoiser.prefill(request, params, self._doc(request.doc_id))
                 if kept is not None:
-                    self._docs.put(request.doc_id, kept)
+                    self._keep(request.doc_id, kept)
                     kept_any = True
         return kept_any
 
@@ -113,7 +127,7 @@ class Engine(WithTraits):
         done, remains = _guarded(build.step, "compiled products failed; the eager kernels stay")
         remains = done and bool(remains)
         if build.swapped:
-            self._docs.clear()  # keys and values of the eager kernels: a new process would not have them
+            self._new_kernels()  # keys and values of the eager kernels: a new process would not have them
         if not remains:
             self._compiling = None
         return remains
@@ -134,7 +148,7 @@ class Engine(WithTraits):
         if found is not None:
             self.loaded.calibration, self.loaded.pending = found, None
             self.loaded.drafting.row_cost = found.row_cost
-            self._docs.clear()
+            self._new_kernels()
         return self.loaded.pending is not None
 
     @property
@@ -151,8 +165,34 @@ class Engine(WithTraits):
                 raise ValueError("a canvas holds token ids outside the model's vocabulary")
 
     def forget(self, doc_id: str) -> None:
-        """Drop a document's cached keys/values (e.g. when it is closed)."""
+        """Drop a document's cached keys/values (e.g. when it is closed; with `keep_documents`, the last
+        of them are written to disk first)."""
+        kept = self._docs.get(doc_id)
+        if kept is not None and self._store is not None:
+            self._store.save(doc_id, kept)
         self._docs.forget(doc_id)
+
+    def _doc(self, doc_id: str | None) -> DocKV | None:
+        """The document's cached keys/values: from memory, else those a previous process kept on disk."""
+        kept = self._docs.get(doc_id)
+        if kept is None and doc_id is not None and self._store is not None:
+            kept = self._store.load(doc_id)
+            if kept is not None:
+                self._docs.put(doc_id, kept)
+        return kept
+
+    def _keep(self, doc_id: str, kept: DocKV) -> None:
+        self._docs.put(doc_id, kept)
+        if self._store is not None and doc_id not in self._stored:
+            self._store.save(doc_id, kept)
+            self._stored.add(doc_id)
+
+    def _new_kernels(self) -> None:
+        """Other kernels serve from now on: cached keys and values computed with the old ones go, and kept
+        documents are looked for where those of the new kernels are."""
+        self._docs.clear()
+        if self._keep_documents:
+            self._store, self._stored = _document_store(self.loaded), set()
 
 
 T = TypeVar("T")
@@ -166,3 +206,19 @@ def _guarded(piece: Callable[[], T], failing: str) -> tuple[bool, T | None]:
     except Exception:
         logger.exception(failing)
         return False, None
+
+
+def _document_store(loaded: LoadedModel) -> DocStore:
+    """The folder of documents kept for `loaded` as it runs now: named by everything their keys' bits depend
+    on (the checkpoint's files, the engine's code, the CPU, threads, torch, device, dtype, calibration)."""
+    from engine.loading.gguf_base import cache_root
+    from engine.loading.tuning import cpu_name
+
+    folder = loaded.folder
+    files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else [folder]
+    code = sorted(Path(__file__).resolve().parent.rglob("*.py"))
+    stamps = [f"{p.resolve()}|{p.stat().st_size}|{p.stat().st_mtime_ns}" for p in [*files, *code]]
+    what = "|".join([*stamps, platform.machine(), cpu_name(), str(torch.get_num_threads()), torch.__version__,
+                     str(loaded.device), str(loaded.dtype), json.dumps(asdict(loaded.calibration), sort_keys=True),
+                     os.environ.get("DCOMPLETE_INT4", "")])
+    return DocStore(cache_root() / "documents" / hashlib.sha256(what.encode()).hexdigest()[:24])

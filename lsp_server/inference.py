@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -330,7 +331,9 @@ class InferenceBackend:
 def _open_engine(settings: Settings) -> Any:
     from remote.engines import open_engine
 
-    engine = open_engine(settings.model, settings.engine_device, settings.engine_url, settings.engine_api_key)
+    keep = os.environ.get("DCOMPLETE_KEEP_DOCUMENTS", "on") != "off"  # a restart's first suggestions skip the prefill
+    engine = open_engine(settings.model, settings.engine_device, settings.engine_url, settings.engine_api_key,
+                         keep_documents=keep)
     return faults.wrap(engine)
 
 

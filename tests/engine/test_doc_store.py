@@ -1,0 +1,76 @@
+"""Documents' keys and values kept on disk across processes (`Engine.load(keep_documents=True)`,
+`engine.cache.doc_store`): a new engine on the same cache folder skips the prefill of a document an earlier
+one served, and writes what that one wrote."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from engine import Engine, InfillRequest
+from engine.cache.doc_store import DocStore
+from engine.engine import _document_store
+
+DOC = "file:///work/project/area.py"
+
+
+def _request(engine: Engine) -> InfillRequest:
+    sp, tok = engine.special, engine.tokenizer
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(12))
+    canvas = ([sp.bos_id] + tok.encode(body + "def area(w, h):\n    return") + [sp.mask_id] * 6
+              + tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id])
+    return InfillRequest(canvas=canvas, doc_id=DOC)
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DCOMPLETE_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def test_a_new_engine_reuses_what_an_earlier_one_kept_and_writes_the_same(tiny_anchored, cache):
+    first = Engine.load(tiny_anchored, device="cpu", keep_documents=True)
+    (written,) = first.infill([_request(first)])
+    kept = list((cache / "documents").rglob("*.safetensors"))
+    assert len(kept) == 1
+
+    again = Engine.load(tiny_anchored, device="cpu", keep_documents=True)
+    (reused,) = again.infill([_request(again)])
+    fresh = Engine.load(tiny_anchored, device="cpu")  # keeps nothing, reads nothing
+    (cold,) = fresh.infill([_request(fresh)])
+    assert reused.canvas == written.canvas == cold.canvas
+    assert reused.stats.prompt_positions < cold.stats.prompt_positions / 4, (reused.stats, cold.stats)
+
+
+def test_closing_a_document_keeps_its_latest_keys(tiny_anchored, cache):
+    engine = Engine.load(tiny_anchored, device="cpu", keep_documents=True)
+    engine.infill([_request(engine)])
+    store = _document_store(engine.loaded)
+    first = store.load(DOC).ids
+    edited = _request(engine)
+    edited = replace(edited, canvas=[*edited.canvas[:-1], *engine.tokenizer.encode("print(1)\n"), engine.special.eos_id])
+    engine.infill([edited])
+    latest = engine.doc_cache.get(DOC).ids
+    assert latest != first and store.load(DOC).ids == first  # written once per process while open...
+    engine.forget(DOC)
+    assert store.load(DOC).ids == latest  # ...and when closed
+
+
+def test_an_unreadable_file_is_dropped_and_the_document_prefilled(tiny_anchored, cache):
+    engine = Engine.load(tiny_anchored, device="cpu", keep_documents=True)
+    store = _document_store(engine.loaded)
+    store.folder.mkdir(parents=True)
+    torn = store._path(DOC)
+    torn.write_bytes(b"\x00" * 100)
+    assert store.load(DOC) is None and not torn.exists()
+    (result,) = engine.infill([_request(engine)])
+    assert result.stats.prompt_positions >= len(_request(engine).canvas) - 8
+
+
+def test_other_kernels_look_in_another_folder(tiny_anchored, cache):
+    engine = Engine.load(tiny_anchored, device="cpu", keep_documents=True)
+    loaded = engine.loaded
+    before = _document_store(loaded).folder
+    loaded.calibration = replace(loaded.calibration, wide="bfloat16")
+    assert isinstance(_document_store(loaded), DocStore) and _document_store(loaded).folder != before
