@@ -80,6 +80,15 @@ class DocStore:
         self._prune()
 
     def _prune(self) -> None:
-        kept = sorted(self.folder.glob("*.safetensors"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-        for old in kept[KEEP:]:
-            old.unlink(missing_ok=True)
+        """The newest KEEP files stay (another server may be pruning the same folder: a file gone is fine)."""
+        def age(path: Path) -> int:
+            try:
+                return path.stat().st_mtime_ns
+            except OSError:
+                return 0
+
+        for old in sorted(self.folder.glob("*.safetensors"), key=age, reverse=True)[KEEP:]:
+            try:
+                old.unlink(missing_ok=True)
+            except OSError:
+                pass

@@ -4,6 +4,8 @@ one served, and writes what that one wrote."""
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import replace
 
 import pytest
@@ -74,3 +76,23 @@ def test_other_kernels_look_in_another_folder(tiny_anchored, cache):
     before = _document_store(loaded).folder
     loaded.calibration = replace(loaded.calibration, wide="bfloat16")
     assert isinstance(_document_store(loaded), DocStore) and _document_store(loaded).folder != before
+
+
+def test_a_folder_keeps_the_newest_documents(tmp_path):
+    import torch
+
+    from engine.cache.doc_cache import DocKV
+    from engine.cache.doc_store import KEEP
+    from engine.models.layers import LayerKV
+
+    store = DocStore(tmp_path / "documents")
+    kv = DocKV([1, 2, 3], [LayerKV(torch.zeros(1, 1, 3, 4), torch.ones(1, 1, 3, 4))], [(1, 2)], None)
+    past = time.time() - 1000
+    for i in range(KEEP + 2):
+        store.save(f"file:///{i}.py", replace(kv, ids=[i, 2, 3]))
+        os.utime(store._path(f"file:///{i}.py"), (past + i, past + i))  # apart even where mtimes are coarse
+    assert len(list(store.folder.glob("*.safetensors"))) == KEEP
+    assert store.load("file:///0.py") is None and store.load("file:///1.py") is None
+    newest = store.load(f"file:///{KEEP + 1}.py")
+    assert newest is not None and newest.ids == [KEEP + 1, 2, 3] and newest.spans == [(1, 2)]
+    assert torch.equal(newest.layers[0].v, kv.layers[0].v)
