@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
-import platform
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TypeVar
-
-import torch
 
 from engine.api import ModelTraits, WithTraits
 from engine.cache.doc_cache import DocCache, DocKV
@@ -43,8 +39,7 @@ class Engine(WithTraits):
                                   max_right)
         self._denoiser = (loaded.family.runner or Denoiser)(loaded)
         self._docs = DocCache()
-        self._keep_documents = keep_documents and loaded.device.type == "cpu"
-        self._store = _document_store(loaded) if self._keep_documents else None
+        self._store = _document_store(loaded) if keep_documents and loaded.device.type == "cpu" else None
         self._stored: set[str] = set()  # documents written to the store by this process
 
     @classmethod
@@ -177,8 +172,9 @@ class Engine(WithTraits):
         kept = self._docs.get(doc_id)
         if kept is None and doc_id is not None and self._store is not None:
             kept = self._store.load(doc_id)
-            if kept is not None:
+            if kept is not None:  # on disk already: written again when the document closes, not on its next request
                 self._docs.put(doc_id, kept)
+                self._stored.add(doc_id)
         return kept
 
     def _keep(self, doc_id: str, kept: DocKV) -> None:
@@ -191,7 +187,7 @@ class Engine(WithTraits):
         """Other kernels serve from now on: cached keys and values computed with the old ones go, and kept
         documents are looked for where those of the new kernels are."""
         self._docs.clear()
-        if self._keep_documents:
+        if self._store is not None:
             self._store, self._stored = _document_store(self.loaded), set()
 
 
@@ -210,15 +206,13 @@ def _guarded(piece: Callable[[], T], failing: str) -> tuple[bool, T | None]:
 
 def _document_store(loaded: LoadedModel) -> DocStore:
     """The folder of documents kept for `loaded` as it runs now: named by everything their keys' bits depend
-    on (the checkpoint's files, the engine's code, the CPU, threads, torch, device, dtype, calibration)."""
+    on (the checkpoint's files, the engine's code, the machine, device, dtype and calibration)."""
     from engine.loading.gguf_base import cache_root
-    from engine.loading.tuning import cpu_name
+    from engine.loading.tuning import machine_key
 
     folder = loaded.folder
     files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else [folder]
     code = sorted(Path(__file__).resolve().parent.rglob("*.py"))
-    stamps = [f"{p.resolve()}|{p.stat().st_size}|{p.stat().st_mtime_ns}" for p in [*files, *code]]
-    what = "|".join([*stamps, platform.machine(), cpu_name(), str(torch.get_num_threads()), torch.__version__,
-                     str(loaded.device), str(loaded.dtype), json.dumps(asdict(loaded.calibration), sort_keys=True),
-                     os.environ.get("DCOMPLETE_INT4", "")])
-    return DocStore(cache_root() / "documents" / hashlib.sha256(what.encode()).hexdigest()[:24])
+    key = machine_key(str(loaded.device), str(loaded.dtype), json.dumps(asdict(loaded.calibration), sort_keys=True),
+                      os.environ.get("DCOMPLETE_INT4", ""), files=[*files, *code])
+    return DocStore(cache_root() / "documents" / key[:24])

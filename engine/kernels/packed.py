@@ -37,8 +37,6 @@ class PackedWeight:
     columns: tuple[int, ...]  # each piece's column count
     rows: int  # N
 
-    dtype = torch.bfloat16
-
     @classmethod
     def pack(cls, weight: torch.Tensor) -> PackedWeight:
         count = -(-weight.shape[1] // MAX_PIECE_COLUMNS)

@@ -15,10 +15,8 @@ Runtime (`engine.kernels.block_products`) or int8 weights builds as before.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import platform
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
@@ -42,19 +40,14 @@ def path_for(sources: Sequence[Path | None]) -> Path:
     keeps one), on this machine's CPU, threads and torch."""
     from engine.kernels import int4_product, projections
     from engine.loading.gguf_base import cache_root
-    from engine.loading.tuning import cpu_name
+    from engine.loading.tuning import machine_key
     from engine.models import anchored, layers
 
     code = [Path(m.__file__) for m in (projections, layers, anchored, int4_product) if m.__file__]  # how tensors are made
-    stamps = []
-    for source in [*sources, *code, Path(__file__)]:
-        if source is not None:
-            stat = source.stat()
-            stamps.append(f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}")
-    what = "|".join([*stamps, platform.machine(), cpu_name(), str(torch.get_num_threads()),
-                     torch.__version__, os.environ.get("DCOMPLETE_CALIBRATION", ""), os.environ.get("DCOMPLETE_INT4", ""), str(CALIBRATION_VERSION),
-                     str(FORMAT)])
-    return cache_root() / "prepared" / f"{hashlib.sha256(what.encode()).hexdigest()[:32]}.safetensors"
+    files = [s for s in sources if s is not None] + [*code, Path(__file__)]
+    key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), os.environ.get("DCOMPLETE_INT4", ""),
+                      str(CALIBRATION_VERSION), str(FORMAT), files=files)
+    return cache_root() / "prepared" / f"{key[:32]}.safetensors"
 
 
 def keepable(model: Transformer) -> bool:

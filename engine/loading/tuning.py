@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -103,8 +103,16 @@ def path_for(model: Transformer) -> Path:
 
     shapes = ",".join(sorted({p.shape_key + "|" + ",".join(p.available) + (p.blocks.kind if p.blocks else "")
                               for p in model.products()}))
-    what = f"{platform.machine()}|{cpu_name()}|{torch.get_num_threads()}|{torch.__version__}|{shapes}"
-    return cache_root() / "calibration" / f"{hashlib.sha256(what.encode()).hexdigest()[:24]}.json"
+    return cache_root() / "calibration" / f"{machine_key(shapes)[:24]}.json"
+
+
+def machine_key(*parts: str, files: Sequence[Path] = ()) -> str:
+    """A hex digest of `files` (path, size and modification time), this machine (architecture, CPU model,
+    torch's threads and version) and `parts`: what a record of this machine's kernels on disk is named by
+    (the calibration, the prepared weights, documents' keys)."""
+    stamps = [f"{f.resolve()}|{stat.st_size}|{stat.st_mtime_ns}" for f in files for stat in (f.stat(),)]
+    what = "|".join([*stamps, platform.machine(), cpu_name(), str(torch.get_num_threads()), torch.__version__, *parts])
+    return hashlib.sha256(what.encode()).hexdigest()
 
 
 def cpu_name() -> str:
