@@ -1,8 +1,9 @@
 """Predictions of the anchored family inside the denoising loop (see models/anchored.py for the attention).
 
 Every K/V this family caches is exact: fixed text never sees a gap, a committed gap token sees only what
-was fixed before it was committed (commits are a leading run), and masks are recomputed whenever they are
-read. So a step runs as queries only
+was fixed before it was committed (commits are a leading run; a gap position's keys are dropped once a
+position before it in its gap changes, as when a draft is replaced), and masks are recomputed whenever
+they are read. So a step runs as queries only
 - positions whose cached K/V are missing or out of date: all fixed text on the first step (the prefill),
   and each token committed last step, in spans that are still open;
 - the rows whose logits are read: the row before each candidate mask (logits are shifted), i.e. the last
@@ -134,6 +135,7 @@ class AnchoredPredictor:
         if self.params.cache == "none":
             need = batch.real & batch.masked.any(-1, keepdim=True)  # every position of every open row
         else:
+            self._drop_stale_gap_keys(batch.x, gap, segments)
             open_gap = gap & self._open_spans(batch)
             need = batch.real & ~masked & (self.kv.ids != batch.x) & (~gap | open_gap)
             cached = ~need & (self.kv.ids == batch.x)
@@ -200,6 +202,19 @@ class AnchoredPredictor:
                             logits_at=(r, slot[r, pos_m - 1]))
         self.kv.update(group, ctx.layers, query, x)
         return logits
+
+    def _drop_stale_gap_keys(self, x: torch.Tensor, gap: torch.Tensor, segments: torch.Tensor) -> None:
+        """Forget the cached K/V of every gap position after one whose id changed, in the same gap: a gap row
+        attends to its gap's rows before it, so its keys are out of date once one of those holds another
+        token, even where its own id is the one it was computed from. Verified drafting makes that case: a
+        wrong draft is replaced and the drafts after it masked, and the next step may write one of those
+        back with the same token it held as a draft (measured on the 4-bit kernel: a stale key there moved
+        a later token's logits by 0.8 and wrote another token than one-token-per-step decoding)."""
+        differs = gap & (self.kv.ids != x)
+        count = differs.cumsum(-1)
+        starts = segments != torch.nn.functional.pad(segments, (1, 0), value=-2)[:, :-1]
+        before = torch.where(starts, count - differs.long(), 0).cummax(-1).values  # count before each segment
+        self.kv.ids.masked_fill_(gap & (count > before), -1)
 
     def _open_spans(self, batch: CanvasBatch) -> torch.Tensor:
         """(B, L): positions of spans that still hold a mask."""

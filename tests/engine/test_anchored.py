@@ -398,3 +398,35 @@ def test_a_row_run_again_for_its_logits_keeps_its_cached_keys(anchored):
     assert int(ran[0]) >= 1 and logits.shape[0] == 3  # the row before the gap ran, with the mask rows
     assert all(torch.equal(layer.k[0, :, gap - 1], m) and bool((layer.v[0, :, gap - 1] == -7.0).all())
                for layer, m in zip(predictor.kv.layers, marked))
+
+
+def test_a_replaced_draft_makes_the_keys_after_it_stale_even_where_the_same_token_comes_back(anchored):
+    """Verified drafting replaces a wrong draft and masks the drafts after it; when the next step writes
+    one of those back with the token it held as a draft, its keys were computed beside the wrong draft and
+    must be computed again: the cache then holds what it holds when the drafts never happened."""
+    from engine.denoise.canvas_batch import CanvasBatch
+    from engine.families.anchored_step import AnchoredPredictor
+
+    sp, tok = anchored.special, anchored.tokenizer
+    canvas = [sp.bos_id] + tok.encode("def add(a, b):\n    return") + [sp.mask_id] * 6 + tok.encode("\n\nx = 1\n")
+    gap = canvas.index(sp.mask_id)
+    wrong, right, again = tok.encode(" b")[0], tok.encode(" a")[0], tok.encode(" +")[0]
+
+    def run(steps: list[dict[int, int]]) -> AnchoredPredictor:
+        batch = CanvasBatch.build([canvas], [0], sp.mask_id, sp.pad_id, anchored.loaded.device)
+        predictor = AnchoredPredictor(anchored.loaded, batch, DenoiseParams(cache="fixed"))
+        with torch.inference_mode():
+            predictor.predict(batch, batch.leading_masks(1), torch.zeros_like(batch.masked))  # the prefill
+            for writes in steps:
+                for offset, token in writes.items():
+                    batch.x[0, gap + offset] = token
+                predictor.predict(batch, batch.leading_masks(1), torch.zeros_like(batch.masked))
+        return predictor
+
+    drafted = run([{0: wrong, 1: again}, {0: right, 1: sp.mask_id}, {1: again}])
+    direct = run([{0: right}, {1: again}])
+    assert any(not torch.equal(a.k[0, :, gap + 1], b.k[0, :, gap + 1])
+               for a, b in zip(run([{0: wrong, 1: again}]).kv.layers, direct.kv.layers))  # the draft's keys differ
+    for a, b in zip(drafted.kv.layers, direct.kv.layers):
+        assert torch.equal(a.k[0, :, gap : gap + 2], b.k[0, :, gap : gap + 2])
+        assert torch.equal(a.v[0, :, gap : gap + 2], b.v[0, :, gap : gap + 2])
