@@ -31,13 +31,14 @@ def supported() -> bool:
 
 
 def enabled() -> bool:
-    """Whether loads offer the kernel to the calibration: with `DCOMPLETE_INT4=on`, where torch runs AVX-512
-    kernels (on an AVX2 machine it ran 4-30x slower than float32). Opt-in: on the AMX Xeon it makes a
-    one-row step cheaper and the default faster per token in `bench.speed`, but steps of several rows
-    dearer, so the sampler drafts less and the default writes slower than `--sampler ar` on the same kernel
-    (which has no LoRA to pay). README, Figures."""
+    """Whether loads offer the kernel to the calibration, which races it against its other choices inside
+    whole decoding forwards: where torch runs AVX-512 kernels (on an AVX2 machine it ran 4-30x slower than
+    float32), unless `DCOMPLETE_INT4=off`. Steps of several rows cost more on it than on the packed bfloat16
+    copy, so the sampler drafts less, but it writes more tokens a second and shortens the long pauses: on
+    the Zen 4 EPYC 36-42 against 31-35 tokens/s (`bench.speed`) and paused completions' p95 833-855 against
+    1,090-1,134 ms (`bench.lsp_latency`), the same pass@1 (docs/experiments.md)."""
     return (supported() and torch.backends.cpu.get_cpu_capability().startswith("AVX512")
-            and os.environ.get("DCOMPLETE_INT4", "") == "on")
+            and os.environ.get("DCOMPLETE_INT4", "") != "off")
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ def path_for(sources: Sequence[Path | None]) -> Path:
 
     code = [Path(m.__file__) for m in (projections, layers, anchored, int4_product) if m.__file__]  # how tensors are made
     files = [s for s in sources if s is not None] + [*code, Path(__file__)]
-    key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), os.environ.get("DCOMPLETE_INT4", ""),
+    key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), str(int4_product.enabled()),
                       str(CALIBRATION_VERSION), str(FORMAT), files=files)
     return cache_root() / "prepared" / f"{key[:32]}.safetensors"
 
