@@ -26,6 +26,17 @@ def test_speed(tiny_dream, capsys):
     assert 0.0 <= out["agreement"] <= 1.0 and out["tokens_per_forward"] >= 1.0
 
 
+def test_speed_on_a_random_model_of_a_named_shape(capsys, monkeypatch):
+    """`--shape open-dcoder-0.5b` builds a random model of that shape, its vocabulary the shape's, not the
+    tiny tokenizer's (here a small shape stands in for the 0.5B one)."""
+    monkeypatch.setattr(speed, "OPEN_DCODER", dict(speed.OPEN_DCODER, vocab_size=1000, hidden_size=64,
+                                                   intermediate_size=128, num_hidden_layers=2,
+                                                   num_attention_heads=4, num_key_value_heads=2))
+    speed.main(["--shape", "open-dcoder-0.5b", "--cases", "1", "--context", "256"])
+    out = last_json(capsys)
+    assert out["shape"] == "open-dcoder-0.5b" and set(out["rows"]) == {"line", "16", "32", "64"}
+
+
 def test_speed_against_float32(tiny_dream, capsys):
     """A tiny model is never calibrated (its products stay float32), so its output equals the all-float32
     load's token for token."""

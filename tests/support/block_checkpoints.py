@@ -68,7 +68,7 @@ def _write_qwen(out: Path, family: str, vocab: int, ids: dict[str, int], seed: i
                 overrides: dict[str, Any]) -> dict[str, Any]:
     from transformers import Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM
 
-    shape = tiny_shape(vocab, **overrides)
+    shape = tiny_shape(overrides.pop("vocab_size", vocab), **overrides)
     if family == "sdar":
         shape.setdefault("head_dim", 32)  # Qwen3 heads wider than hidden / heads, as SDAR-4B's
         config, model_class = Qwen3Config(**shape, attention_bias=False), Qwen3ForCausalLM

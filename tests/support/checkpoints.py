@@ -93,7 +93,7 @@ def make_tiny_checkpoint(folder: str | Path, family: str = "dream", seed: int = 
     torch.manual_seed(seed)
     if family == "dream":
         cfg = DreamConfig(
-            **tiny_shape(vocab, **overrides),
+            **tiny_shape(overrides.pop("vocab_size", vocab), **overrides),
             mask_token_id=ids["mask"], bos_token_id=ids["bos"], eos_token_id=ids["eos"], pad_token_id=ids["eos"],
         )
         model = DreamModel(cfg)
