@@ -208,17 +208,15 @@ def block_shape_engine(shape: str, device: str, dtype: str | None) -> Engine:
 
 
 def load_engine(args: argparse.Namespace) -> Engine:
-    if args.shape == "bundled" and args.compiled:
-        engine = Engine.load(args.model, device=args.device, dtype=args.dtype, compiled="int8")
-        while engine.calibrate_step():  # built (or loaded from the cache) and swapped in before anything runs
-            pass
-        if not all(p.compiled is not None for p in compiled_products(engine.loaded.model)):
-            raise SystemExit("--compiled: the compiled products could not be built here (the log says why)")
-        return engine
     if args.shape == "bundled":
-        engine = Engine.load(args.model, device=args.device, dtype=args.dtype)
-        while engine.calibrate_step():  # this machine's kernels, measured or read from the cache, as a server
-            pass  # has them after its first start
+        engine = Engine.load(args.model, device=args.device, dtype=args.dtype,
+                             compiled="int8" if args.compiled else None)
+        # this machine's kernels (and with --compiled the compiled products), measured or built, or read from
+        # the cache, and swapped in before anything runs, as a server has them after its first start
+        while engine.calibrate_step():
+            pass
+        if args.compiled and not all(p.compiled is not None for p in compiled_products(engine.loaded.model)):
+            raise SystemExit("--compiled: the compiled products could not be built here (the log says why)")
         return engine
     if args.shape in BLOCK_SHAPES:
         return block_shape_engine(args.shape, args.device, args.dtype)

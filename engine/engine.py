@@ -207,7 +207,6 @@ def _guarded(piece: Callable[[], T], failing: str) -> tuple[bool, T | None]:
 def _document_store(loaded: LoadedModel) -> DocStore:
     """The folder of documents kept for `loaded` as it runs now: named by everything their keys' bits depend
     on (the checkpoint's files, the engine's code, the machine, device, dtype and calibration)."""
-    from engine.kernels import int4_product
     from engine.loading.gguf_base import cache_root
     from engine.loading.tuning import machine_key
 
@@ -215,5 +214,5 @@ def _document_store(loaded: LoadedModel) -> DocStore:
     files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else [folder]
     code = sorted(Path(__file__).resolve().parent.rglob("*.py"))
     key = machine_key(str(loaded.device), str(loaded.dtype), json.dumps(asdict(loaded.calibration), sort_keys=True),
-                      str(int4_product.enabled()), files=[*files, *code])
+                      files=[*files, *code])
     return DocStore(cache_root() / "documents" / key[:24])
