@@ -13,6 +13,7 @@ from typing import TypeVar
 from engine.api import ModelTraits, WithTraits
 from engine.cache.doc_cache import DocCache, DocKV
 from engine.cache.doc_store import DocStore
+from engine.cache.kv_dtype import bound_kernel_caches
 from engine.denoise.loop import Denoiser
 from engine.denoise.seam import LoadedModel
 from engine.denoise.state import RowFeed
@@ -50,6 +51,7 @@ class Engine(WithTraits):
         `keep_documents`: documents' cached keys and values outlive the process (`engine.cache.doc_store`,
         on a CPU): a server started again writes its first suggestion in a file it served without a prefill."""
         mode = mode_of(compiled)
+        bound_kernel_caches()
         loaded = load(spec, device=device, dtype=dtype)
         return cls(loaded, start_compiled(loaded.model, loaded.device, engine_choice(dtype), mode), keep_documents)
 
@@ -213,6 +215,7 @@ def _document_store(loaded: LoadedModel) -> DocStore:
     folder = loaded.folder
     files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else [folder]
     code = sorted(Path(__file__).resolve().parent.rglob("*.py"))
-    key = machine_key(str(loaded.device), str(loaded.dtype), json.dumps(asdict(loaded.calibration), sort_keys=True),
+    key = machine_key(str(loaded.device), str(loaded.dtype), str(loaded.kv_dtype),
+                      json.dumps(asdict(loaded.calibration), sort_keys=True),
                       files=[*files, *code])
     return DocStore(cache_root() / "documents" / key[:24])

@@ -9,6 +9,17 @@ import pytest
 from tests.support.checkpoints import make_tiny_checkpoint
 
 
+@pytest.fixture(scope="module")
+def float32_keys_everywhere():
+    """`DCOMPLETE_KV=float32` for a module's engines, in-process and in every process it starts, for modules
+    that hold two engines' outputs equal token for token where they batch or reuse documents differently:
+    that moves logits by float rounding, and keys rounded to bfloat16 (`engine.cache.kv_dtype`) turn it
+    into another token at the tiny random model's near-ties far more often than float32 keys do."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DCOMPLETE_KV", "float32")
+        yield
+
+
 @pytest.fixture(scope="session")
 def tiny_dream(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tiny_checkpoint(tmp_path_factory.mktemp("tiny_dream"), family="dream")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from engine.models.layers import LayerKV, apply_rotary, rotary_tables
+from engine.models.layers import LayerKV, rotated_by
 from engine.models.transformer import Transformer
 
 MIN_REUSED_FRACTION = 0.5
@@ -110,9 +110,8 @@ def warm_layers(
         for i, j, n in runs:
             old_k = layer.k[:, :, i : i + n]
             if j != i:
-                delta = torch.full((1, n), j - i, device=device)
-                cos, sin = rotary_tables(delta, model.head_dim, model.shape.rope_theta, old_k.dtype)
-                old_k = apply_rotary(old_k, cos, sin)
+                old_k = rotated_by(old_k, torch.full((1, n), j - i, device=device), model.rotary_dim,
+                                   model.shape.rope_theta)
             k[:, :, j : j + n] = old_k
             v[:, :, j : j + n] = layer.v[:, :, i : i + n]
         layers.append(LayerKV(k, v))

@@ -188,6 +188,9 @@ class LoadedModel:
     dtype: torch.dtype
     calibration: Calibration = UNMEASURED
     pending: PendingCalibration | None = None
+    kv_dtype: torch.dtype | None = None
+    """The dtype the family's decoding cache keeps keys and values in (`engine.cache.kv_dtype`); None:
+    `dtype`."""
     drafting: DraftPolicy = field(init=False)
 
     def __post_init__(self) -> None:

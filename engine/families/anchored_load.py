@@ -9,10 +9,12 @@ from typing import Any, cast
 import torch
 from torch import nn
 
+from engine.cache.kv_dtype import kv_dtype
 from engine.denoise.seam import Family, LoadedModel, LoadSpec
 from engine.loading import prepared
 from engine.loading.build import CONTEXT_CAP, fit, gguf_blocks
 from engine.loading.checkpoint import CheckpointError, assign_weights, read_safetensors
+from engine.loading.devices import engine_choice
 from engine.loading.gguf_base import GGUFError, base_folder, read_shape, read_state
 from engine.loading.tokenizer import fast_tokenizer
 from engine.models.anchored import CLOSED, Adapter, AdapterShape, AnchoredModel
@@ -99,4 +101,4 @@ def load_anchored(spec: LoadSpec, family: Family) -> LoadedModel:
     special = SpecialTokens(mask_id=model.mask_id, eos_id=eos, pad_id=int(cfg.get("pad_token_id", eos)),
                             bos_id=int(cfg.get("bos_token_id", eos)))
     return LoadedModel(spec.folder, family, model, tokenizer, special, max_length, dev, spec.dtype, calibration,
-                       pending)
+                       pending, kv_dtype(dev, spec.dtype) if engine_choice(dtype) else None)

@@ -36,7 +36,7 @@ from engine.models.anchored import (
     layout,
     right_view,
 )
-from engine.models.layers import apply_rotary, rotary_tables
+from engine.models.layers import rotated_by
 from engine.models.segment_attention import WIDE
 from engine.params import DenoiseParams
 
@@ -53,7 +53,7 @@ class AnchoredPredictor:
         n, width = batch.x.shape
         shape = self.model.shape
         self.kv = AnchoredKV(shape.num_hidden_layers, n, width, shape.num_key_value_heads, self.model.head_dim,
-                             loaded.dtype, loaded.device)
+                             loaded.kv_dtype or loaded.dtype, loaded.device)
         self._views: dict[object, tuple[torch.Tensor, torch.Tensor, RightView]] = {}  # right_view of the whole batch per layout
 
     def add_rows(self, n: int) -> None:
@@ -107,9 +107,8 @@ class AnchoredPredictor:
                 assert own is not None
                 k = cached.k[:, :, os_ : os_ + same]
                 if delta:
-                    pos = torch.full((1, same), delta, device=k.device)
-                    cos, sin = rotary_tables(pos, self.model.head_dim, self.model.shape.rope_theta, k.dtype)
-                    k = apply_rotary(k, cos, sin)
+                    k = rotated_by(k, torch.full((1, same), delta, device=k.device), self.model.rotary_dim,
+                                   self.model.shape.rope_theta)
                 own.k[0, :, ns : ns + same] = k[0]
                 own.v[0, :, ns : ns + same] = cached.v[0, :, os_ : os_ + same]
             self.kv.ids[0, ns : ns + same] = torch.tensor(new_ids[ns : ns + same], device=self.kv.ids.device)

@@ -317,8 +317,8 @@ class AnchoredContext(ForwardContext):
         """The copies (B, H, E, D) of the canvas keys/values `k`, `v`, keys re-rotated by `view.shift`."""
         index = self.view.index.clamp(min=0)[:, None, :, None].expand(-1, k.shape[1], -1, k.shape[3])
         if self._rope is None:
-            self._rope = rotary_tables(self.view.shift, k.shape[3], self.theta, k.dtype)
-        return apply_rotary(k.gather(2, index), *self._rope), v.gather(2, index)
+            self._rope = rotary_tables(self.view.shift, k.shape[3], self.theta, torch.float32)
+        return apply_rotary(k.gather(2, index).float(), *self._rope).to(k.dtype), v.gather(2, index)
 
     def keys(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         k, v = super().keys(layer, k, v)

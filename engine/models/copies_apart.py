@@ -102,6 +102,7 @@ def attend(copies: CopiesPlan, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
     slots by its `part_masks` entry, where the right pairs take the per-head `bias` (H,)."""
     width, slot = copies.width, copies.slot
     out, lse = _flash(q, k[:, :, :width], v[:, :, :width], base[..., :width])
+    out = out.float()  # the parts are joined in float32 whatever the keys' dtype (`engine.cache.kv_dtype`)
     heads, kv_heads, dim = q.shape[1], k.shape[1], q.shape[3]
     for p, (mask, right) in zip(copies.parts, masks):
         n, r = p.rows.shape

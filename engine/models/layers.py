@@ -76,6 +76,14 @@ def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch
     return x * cos + x.view(*x.shape[:-1], 2, half).flip(-2).view(x.shape) * sin
 
 
+def rotated_by(k: torch.Tensor, shift: torch.Tensor, rotary_dim: int, theta: float) -> torch.Tensor:
+    """Keys `k` (B, H, T, D) as if computed `shift` (B or 1, T) positions further on, in k's dtype: rotated
+    in float32, so that keys kept in bfloat16 (`engine.cache.kv_dtype`) are rounded once, not at each step
+    of the rotation."""
+    cos, sin = rotary_tables(shift, rotary_dim, theta, torch.float32)
+    return apply_rotary(k.float(), cos, sin).to(k.dtype)
+
+
 @dataclass
 class LayerKV:
     """Cached keys/values of one layer, (B, H_kv, S, D), post-RoPE, for every canvas position."""
@@ -137,8 +145,8 @@ class ForwardContext:
             cached.v[:, :, self.run[0] : self.run[1]] = v
             return cached.k, cached.v
         index = self.query_index[:, None, :, None].expand(-1, k.shape[1], -1, k.shape[3])
-        cached.k.scatter_(2, index, k)
-        cached.v.scatter_(2, index, v)
+        cached.k.scatter_(2, index, k.to(cached.k.dtype))
+        cached.v.scatter_(2, index, v.to(cached.v.dtype))
         return cached.k, cached.v
 
 
@@ -181,6 +189,7 @@ class Attention(nn.Module):
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         if ctx is not None:
             k, v = ctx.keys(layer, k, v)
+        q = q.to(k.dtype)  # a cache may keep keys narrower than the model computes (`engine.cache.kv_dtype`)
         if adapt is not None:
             out = adapt.attend(layer, q, k, v)
         else:
@@ -188,7 +197,7 @@ class Attention(nn.Module):
             if mask is None and key_mask is not None:
                 mask = key_mask[:, None, None, :]  # (B, 1, 1, S)
             out = sdpa(q, k, v, mask)
-        out = out.transpose(1, 2).reshape(b, t, -1)
+        out = out.transpose(1, 2).reshape(b, t, -1).to(x.dtype)
         return self.out(out, adapt, layer)[0]
 
 
@@ -218,7 +227,7 @@ def decoding_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     call. On CUDA, the fused kernel."""
     if q.is_cuda:
         return sdpa(q, k, v, mask)
-    return (attention_by_products if _products_keep_rows() else attention_by_row_blocks)(q, k, v, mask)
+    return (attention_by_products if _products_keep_rows(k.dtype) else attention_by_row_blocks)(q, k, v, mask)
 
 
 ROW_BLOCK = 2
@@ -253,23 +262,25 @@ def attention_by_row_blocks(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def attention_by_products(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                           mask: torch.Tensor | None = None) -> torch.Tensor:
     """softmax(q k^T / sqrt(d) + mask) v, the query heads of each key head stacked as the rows of one
-    product (grouped-query), `mask` additive or boolean (True: attend)."""
+    product (grouped-query), `mask` additive or boolean (True: attend). The products run in k's dtype, the
+    mask and softmax in float32 at least."""
     b, h, rows, d = q.shape
     groups = h // k.shape[1]
     stacked = (q * d**-0.5).reshape(b, k.shape[1], groups * rows, d)
-    scores = torch.matmul(stacked, k.transpose(-1, -2)).view(b, h, rows, -1)
+    scores = torch.matmul(stacked, k.transpose(-1, -2)).view(b, h, rows, -1).float()
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
-    weights = scores.softmax(-1).view(b, k.shape[1], groups * rows, -1)
+    weights = scores.softmax(-1).to(v.dtype).view(b, k.shape[1], groups * rows, -1)
     return torch.matmul(weights, v).view(b, h, rows, d)
 
 
 @functools.cache
-def _products_keep_rows() -> bool:
-    """Whether `attention_by_products` gives each of 1-16 query rows what it gives the row alone here."""
+def _products_keep_rows(dtype: torch.dtype) -> bool:
+    """Whether `attention_by_products` over keys of `dtype` gives each of 1-16 query rows what it gives the
+    row alone here."""
     generator = torch.Generator().manual_seed(0)
-    k, v = torch.randn(2, 1, 2, 200, 64, generator=generator)
-    q = torch.randn(1, 6, 16, 64, generator=generator)
+    k, v = torch.randn(2, 1, 2, 200, 64, generator=generator).to(dtype)
+    q = torch.randn(1, 6, 16, 64, generator=generator).to(dtype)
     mask = torch.zeros(1, 1, 16, 200).masked_fill(torch.rand(1, 1, 16, 200, generator=generator) < 0.1, float("-inf"))
     with torch.inference_mode():
         alone = torch.cat([attention_by_products(q[:, :, i : i + 1], k, v, mask[:, :, i : i + 1])

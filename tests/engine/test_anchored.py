@@ -19,6 +19,14 @@ def anchored(tiny_anchored) -> Engine:
     return Engine.load(tiny_anchored, device="cpu")
 
 
+@pytest.fixture
+def float32_keys(anchored, monkeypatch):
+    """The cache in float32 whatever this CPU's default (`engine.cache.kv_dtype`), for tests that hold the
+    cached forms to the uncached ones: to float rounding, or token for token at the tiny random model's
+    near-ties, which keys rounded to bfloat16 part from."""
+    monkeypatch.setattr(anchored.loaded, "kv_dtype", None)
+
+
 def _greedy(ref: LlamaForCausalLM, ids: list[int], n: int) -> list[int]:
     out: list[int] = []
     with torch.no_grad():
@@ -27,6 +35,7 @@ def _greedy(ref: LlamaForCausalLM, ids: list[int], n: int) -> list[int]:
     return out
 
 
+@pytest.mark.usefixtures("float32_keys")
 def test_adapter_off_is_the_base_greedy_decoding(anchored):
     """With the adapter off, threshold decoding (any threshold) and the reference rule write, token for token,
     what greedy autoregressive decoding of the base writes from the prefix alone (transformers' Llama)."""
@@ -61,6 +70,7 @@ def _multi_spot(anchored) -> list[int]:
 
 
 @pytest.mark.parametrize("threshold", [0.0, 0.3, 0.9])
+@pytest.mark.usefixtures("float32_keys")
 def test_the_cache_is_exact(anchored, threshold):
     """Cached steps (prefill once, then only new commits and read mask rows) give exactly the tokens of
     recomputing the whole canvas every step, with multi-token commits, two spans and span growth."""
@@ -74,6 +84,7 @@ def test_the_cache_is_exact(anchored, threshold):
         assert cached.stats.forward_passes < cached.stats.new_tokens  # more than one commit per step
 
 
+@pytest.mark.usefixtures("float32_keys")
 def test_each_gap_reads_at_most_the_right_context_the_adapter_was_trained_with(anchored, monkeypatch):
     """With two gaps, the first one's right context would run over the second gap to the end; it keeps
     the adapter's `max_right` tokens of fixed text (here 6), and the cache stays exact with the cut."""
@@ -137,6 +148,7 @@ def test_keystrokes_reuse_the_document_cache_exactly(anchored):
 
 
 @pytest.mark.parametrize("threshold", [0.0, 0.5, 0.9])
+@pytest.mark.usefixtures("float32_keys")
 def test_verified_drafts_write_exactly_what_one_token_a_step_writes(anchored, threshold):
     """Drafts (from mask rows or copied from the canvas) are kept only when the committed rows agree, so
     greedy decoding with drafting equals decoding one token per span per step, with two spans and growth."""
@@ -148,6 +160,32 @@ def test_verified_drafts_write_exactly_what_one_token_a_step_writes(anchored, th
     repeated = [sp.bos_id] + tok.encode("x = values[0]\ny = values[1]\nz = values[") + [sp.mask_id] * 8 + [sp.eos_id]
     assert anchored.infill([InfillRequest(repeated)], DenoiseParams(threshold=threshold))[0].canvas == \
         anchored.infill([InfillRequest(repeated)], DenoiseParams.reference())[0].canvas
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.9])
+def test_keys_kept_in_bfloat16_keep_drafting_exact(anchored, monkeypatch, threshold):
+    """With the cache in bfloat16 (any CPU: emulated where it is not native), verified drafting still
+    writes what one token a step writes over the same cache, with two spans and growth: a decoding step's
+    attention gives a row the same bits alone as among others in any dtype."""
+    monkeypatch.setattr(anchored.loaded, "kv_dtype", torch.bfloat16)
+    request = InfillRequest(_multi_spot(anchored), max_grow=16)
+    one_a_step = anchored.infill([request], DenoiseParams.reference().with_(cache="fixed", fill_after_eos=False))[0]
+    drafted = anchored.infill([request], DenoiseParams(threshold=threshold, fill_after_eos=False))[0]
+    assert drafted.canvas == one_a_step.canvas
+
+
+def test_keys_kept_in_bfloat16_give_the_float32_logits_to_their_rounding(anchored, monkeypatch):
+    """The same first step over a bfloat16 cache and a float32 one: logits a bfloat16 rounding apart,
+    not equal (the keys were narrowed) and not further."""
+    sp, tok = anchored.special, anchored.tokenizer
+    short = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
+    canvases = [_multi_spot(anchored), short]
+    monkeypatch.setattr(anchored.loaded, "kv_dtype", None)
+    wide = _predict_fresh(anchored, canvases, written=2)
+    monkeypatch.setattr(anchored.loaded, "kv_dtype", torch.bfloat16)
+    narrow = _predict_fresh(anchored, canvases, written=2)
+    assert not torch.equal(wide, narrow)
+    assert torch.allclose(wide, narrow, atol=0.05 * float(wide.abs().max()), rtol=0)
 
 
 class _EndAfter:
@@ -203,6 +241,7 @@ def _predict_fresh(anchored, canvases: list[list[int]], written: int) -> torch.T
         return predictor.predict(batch, batch.leading_masks(3), torch.zeros_like(batch.masked))[0]
 
 
+@pytest.mark.usefixtures("float32_keys")
 def test_a_wide_forward_attends_by_segment_as_one_masked_kernel_does(anchored, monkeypatch):
     """A wide forward (a prefill) runs fixed text segment by segment on the causal kernel and the gap rows
     by their mask (`segment_attention`): the same logits as one masked kernel over every query, for two
@@ -219,6 +258,7 @@ def test_a_wide_forward_attends_by_segment_as_one_masked_kernel_does(anchored, m
     assert torch.allclose(masked, by_segment, atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.usefixtures("float32_keys")
 def test_segment_attention_serves_keystrokes_and_growth_as_the_mask_does(anchored, monkeypatch):
     """With every forward attending by segment (text queries that start inside their segment after a
     keystroke reuses the cached prefix, spans that grow), requests write what the masked kernel writes."""
@@ -242,6 +282,7 @@ def test_segment_attention_serves_keystrokes_and_growth_as_the_mask_does(anchore
     assert run("by segment") == masked
 
 
+@pytest.mark.usefixtures("float32_keys")
 def test_a_narrow_forward_with_the_copies_apart_is_the_masked_kernel(anchored, monkeypatch):
     """Every row over the canvas keys in one call and each gap's rows over its own right-context copies
     in another (`copies_apart`) give the logits one masked kernel over all keys gives, to float rounding,

@@ -33,7 +33,7 @@ PREFIX, SUFFIX = "def add(a, b):\n    return ", "\n\n\ndef sub(a, b):\n    retur
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
+def cluster(float32_keys_everywhere: None) -> Iterator[str]:
     with local_cluster() as address:
         yield address
 

@@ -35,7 +35,7 @@ def without_timing(output: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def engine(tiny_anchored: Path):
+def engine(tiny_anchored: Path, float32_keys_everywhere: None):
     with EngineProcess(["--model", str(tiny_anchored)]) as process:
         yield process
 
