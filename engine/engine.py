@@ -13,7 +13,6 @@ from typing import TypeVar
 from engine.api import ModelTraits, WithTraits
 from engine.cache.doc_cache import DocCache, DocKV
 from engine.cache.doc_store import DocStore
-from engine.cache.kv_dtype import bound_kernel_caches
 from engine.denoise.loop import Denoiser
 from engine.denoise.seam import LoadedModel
 from engine.denoise.state import RowFeed
@@ -51,7 +50,6 @@ class Engine(WithTraits):
         `keep_documents`: documents' cached keys and values outlive the process (`engine.cache.doc_store`,
         on a CPU): a server started again writes its first suggestion in a file it served without a prefill."""
         mode = mode_of(compiled)
-        bound_kernel_caches()
         loaded = load(spec, device=device, dtype=dtype)
         return cls(loaded, start_compiled(loaded.model, loaded.device, engine_choice(dtype), mode), keep_documents)
 

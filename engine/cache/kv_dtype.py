@@ -21,11 +21,6 @@ import os
 import torch
 
 ENV = "DCOMPLETE_KV"
-KERNEL_CACHE = "64"
-"""How many compiled bfloat16 products oneDNN and its ideep wrapper keep (each its own cache, default 1,024).
-Every key count a decoding step attends over makes two new ones, about 0.8 MB each: a server taking requests
-of changing lengths grew by 1 GB in 2,000 requests (tests/fuzz/test_http_fuzz.py). Making one again costs
-about 0.5 ms."""
 
 
 @functools.cache
@@ -42,9 +37,3 @@ def kv_dtype(device: torch.device, dtype: torch.dtype) -> torch.dtype:
         return dtype
     return torch.bfloat16 if asked == "bfloat16" or _native_bfloat16() else dtype
 
-
-def bound_kernel_caches() -> None:
-    """Cap oneDNN's caches of compiled products at KERNEL_CACHE unless the environment sets them. Read when
-    oneDNN first runs a product in the process: call before a model loads."""
-    for name in ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY"):
-        os.environ.setdefault(name, KERNEL_CACHE)

@@ -23,7 +23,7 @@ from engine.families.block_commit import BlockCommit
 from engine.families.block_step import BlockPredictor
 from engine.families.commit import InPlaceCommit, LeadingRunCommit
 from engine.families.full_attention import FullAttentionPredictor
-from engine.loading.allocator import keep_freed_memory
+from engine.loading.allocator import bound_kernel_caches, keep_freed_memory
 from engine.loading.build import load_checkpoint
 from engine.loading.checkpoint import CheckpointError, read_json
 from engine.loading.devices import pick_device, pick_dtype
@@ -133,4 +133,5 @@ def load(spec: str | os.PathLike[str] = "default", device: str | None = None, dt
     dt = pick_dtype(dtype, dev)
     if dev.type == "cpu":
         keep_freed_memory()
+        bound_kernel_caches()
     return (family.load or load_checkpoint)(LoadSpec(str(spec), folder, cfg, dev, dt, dtype), family)

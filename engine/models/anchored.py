@@ -43,10 +43,9 @@ from engine.models import copies_apart, segment_attention
 from engine.models.layers import (
     ForwardContext,
     LayerKV,
-    apply_rotary,
     decoding_attention,
     fused_groups,
-    rotary_tables,
+    rotated_by,
     sdpa,
 )
 from engine.models.segment_attention import SegmentPlan
@@ -311,14 +310,11 @@ class AnchoredContext(ForwardContext):
         self.theta = theta
         self.canvas_width = canvas_width
         self.copies_stale = copies_stale
-        self._rope: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def _copies(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The copies (B, H, E, D) of the canvas keys/values `k`, `v`, keys re-rotated by `view.shift`."""
         index = self.view.index.clamp(min=0)[:, None, :, None].expand(-1, k.shape[1], -1, k.shape[3])
-        if self._rope is None:
-            self._rope = rotary_tables(self.view.shift, k.shape[3], self.theta, torch.float32)
-        return apply_rotary(k.gather(2, index).float(), *self._rope).to(k.dtype), v.gather(2, index)
+        return rotated_by(k.gather(2, index), self.view.shift, k.shape[3], self.theta), v.gather(2, index)
 
     def keys(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         k, v = super().keys(layer, k, v)

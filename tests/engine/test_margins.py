@@ -11,10 +11,9 @@ from tests.support.reference_llama import reference_llama
 
 
 @pytest.fixture(scope="module")
-def anchored(tiny_anchored) -> Engine:
-    engine = Engine.load(tiny_anchored, device="cpu")
-    engine.loaded.kv_dtype = None  # float32 keys: margins are held to transformers' float32 Llama to 1e-3
-    return engine
+def anchored(tiny_anchored, float32_keys_everywhere) -> Engine:
+    """With float32 keys: margins are held to transformers' float32 Llama to 1e-3."""
+    return Engine.load(tiny_anchored, device="cpu")
 
 
 class _IdsReference:
