@@ -49,6 +49,13 @@ class SpanEnd(Protocol):
         """Whether the span's first tokens, `written`, already hold all of it that will be kept."""
         ...
 
+    def may_end(self, written: Sequence[int]) -> bool:
+        """Whether the span may end right after `written` (an end token, or one of its stops, written next):
+        False where its text would stop short of what more text completes (an open bracket, a block header
+        without its body), so the engine writes its best other token there instead. It reads `written` alone,
+        as `reached` does, so a step that drafts decides as one that writes a token at a time."""
+        ...
+
 
 
 class Reference(Protocol):
@@ -126,7 +133,8 @@ class InfillRequest:
     only after it.
 
     `span_ends[i]`: for a left-to-right family, when span i's text is complete (`SpanEnd`):
-    its masks then become end tokens, as after an end token.
+    its masks then become end tokens, as after an end token; and where it may not end yet (its end tokens
+    and stops are barred there).
 
     `span_refs[i]`: the text span i replaces (`Reference`); its result's `Span.margin` says how much the
     model preferred writing something else; `span_rivals[i]`: another text for span i (a rule's proposal),

@@ -66,6 +66,7 @@ class _Attempt:
     raws: list[Any]
     check: ParseCheck
     dropped: list[str]
+    ran_out: list[bool]  # per slot: its span filled to the last position with no end (`_ran_out`)
 
 
 class _Document:
@@ -152,8 +153,8 @@ class _Document:
             return ()
         tokenizer, ms = self.engine.tokenizer, self.options.line_deadline_ms
         first = self.options.first_statement
-        ends: tuple[SpanEnd, ...] = tuple(TextEnd(slot, self.job.text, self.spec, tokenizer, first=first)
-                                          for slot in self.canvas.slots)
+        ends: tuple[SpanEnd, ...] = tuple(TextEnd(slot, self.job.text, self.spec, tokenizer, first=first,
+                                                  original=self.baseline) for slot in self.canvas.slots)
         if ms is not None:
             ends = tuple(LineDeadline(ms, slot.lead, tokenizer, end) for slot, end in zip(self.canvas.slots, ends))
         if self.options.compare:  # a span that judges a rival is done once its verdict is in
@@ -203,10 +204,12 @@ class _Document:
         edits: list[Edit | None] = []
         raws = []
         dropped = []
+        ran_out = []
         needs_closer = self.baseline.shape is not None and self.baseline.shape.closes
         for slot, (start, end) in zip(self.canvas.slots, self.positions):
             kept = span_ids(self.current[start:end], special)
-            if self._ran_out(slot, self.current[start:end]):
+            ran_out.append(self._ran_out(slot, self.current[start:end]))
+            if ran_out[-1]:
                 lead = lead_token_count(tokenizer, kept, slot.lead)  # its line break ends no line written
                 kept = kept[:lead] + (whole_lines(kept[lead:], line_break_ids(tokenizer)) or kept[lead:])
             shaped, new_text = finish(decode(tokenizer, kept), slot, text, self.spec)
@@ -224,7 +227,7 @@ class _Document:
                 edits.append(None)
                 continue
             edits.append(Edit(spot.start, spot.end, new_text, tuple(kept)))
-        return _Attempt(edits, raws, check_filled(text, edits, self.baseline, self.spec), dropped)
+        return _Attempt(edits, raws, check_filled(text, edits, self.baseline, self.spec), dropped, ran_out)
 
     def _ran_out(self, slot: Slot, ids: list[int]) -> bool:
         """Whether a completion at the cursor (an insertion) on an engine that writes left to right filled its
@@ -274,13 +277,19 @@ class _Document:
         tokenizer, special = self.engine.tokenizer, self.engine.special
         ends = frozenset({special.eos_id, special.pad_id})
         plans: list[BanPlan | None] = []
-        for slot, (start, end), (kept, shaped), where, bans in zip(
-            self.canvas.slots, self.positions, last.raws, last.check.where, self.bans
+        for slot, (start, end), (kept, shaped), where, bans, ran_out in zip(
+            self.canvas.slots, self.positions, last.raws, last.check.where, self.bans, last.ran_out
         ):
             if where is None:
                 plans.append(None)
                 continue
-            index = offending_index(tokenizer, kept, shaped, blamed_offset(shaped.text, where, self.spec))
+            blamed = blamed_offset(shaped.text, where, self.spec)
+            if ran_out and blamed >= len(shaped.text.rstrip()):
+                # What its end lacks needs room, and a retry would have only the line the cut took off: the
+                # result is settled (cut back to where it parses) instead.
+                plans.append(None)
+                continue
+            index = offending_index(tokenizer, kept, shaped, blamed)
             lead = lead_token_count(tokenizer, kept, slot.lead) if self.options.heal else 0
             plans.append(plan_ban(self.current[start:end], kept, index, lead, ends, bans))
         return plans
@@ -318,7 +327,7 @@ class _Document:
             canvas[start + plan.index : end] = [self.engine.special.mask_id] * (end - start - plan.index)
             stops.append(self._stops(slot))
             leads.append(retry_lead(self._lead(slot), before, plan.banned, stops[-1], special, self.spec, tokenizer))
-            ends.append(TextEnd(slot, self.job.text, self.spec, tokenizer, before=before))
+            ends.append(TextEnd(slot, self.job.text, self.spec, tokenizer, before=before, original=self.baseline))
         grown = len(self.current) - len(self.canvas.ids)  # the growth the first attempt used of max_grow
         return InfillRequest(canvas, self.job.doc_id, max(0, self.max_grow - grown), tuple(stops), tuple(leads),
                              tuple(ends))

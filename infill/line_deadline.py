@@ -31,6 +31,9 @@ class LineDeadline:
         self.first: float | None = None  # when the first token was seen written
         self.breaks = 0  # line breaks of generated text seen at the last call
 
+    def may_end(self, written: Sequence[int]) -> bool:
+        return self.inner is None or self.inner.may_end(written)
+
     def reached(self, written: Sequence[int]) -> bool:
         if self.inner is not None and self.inner.reached(written):
             return True
@@ -42,4 +45,4 @@ class LineDeadline:
         text = decode(self.tokenizer, list(written))
         generated = text[len(self.lead):] if text.startswith(self.lead) else ""
         breaks, self.breaks = self.breaks, generated.count("\n")
-        return self.breaks > breaks and (now - self.first) * 1000 > self.ms
+        return self.breaks > breaks and (now - self.first) * 1000 > self.ms and self.may_end(written)

@@ -10,10 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from infill.bans import ends_with_header
 from infill.canvas import Slot
-from infill.first_statement import first_statement
+from infill.first_statement import cut_to_first_statement, first_statement
 from infill.languages import LanguageSpec
-from infill.postprocess import decode, echo_target, line_may_grow, opens_grown_block, shape_text
+from infill.positions import ByteMap
+from infill.postprocess import decode, echo_target, finish, line_may_grow, opens_grown_block, shape_text
+from infill.repair import Baseline, baseline, check_filled, filled_text
+from infill.spots import Edit
+from infill.syntax import open_brackets
 
 if TYPE_CHECKING:
     from engine.types import SpanEnd
@@ -53,13 +58,15 @@ def _nonblank_lines(text: str) -> int:
 class TextEnd:
     """`engine.types.SpanEnd` for one slot of a canvas; `before`: the slot's tokens kept ahead of the
     span in a retry canvas (`infill.bans`), which its text continues; `first`: an insertion is complete
-    once it holds its first complete statement (`infill.first_statement`)."""
+    once it holds its first complete statement (`infill.first_statement`); `original`: the text's parse
+    baseline, when the caller has it (made on first use otherwise)."""
 
     def __init__(self, slot: Slot, text: str, spec: LanguageSpec, tokenizer: Any, before: Sequence[int] = (),
-                 first: bool = False) -> None:
+                 first: bool = False, original: Baseline | None = None) -> None:
         self.slot, self.text, self.spec, self.tokenizer = slot, text, spec, tokenizer
         self.before = list(before)
         self.first = first and slot.spot.start == slot.spot.end
+        self._original = original
 
     def reached(self, written: Sequence[int]) -> bool:
         if not written:
@@ -70,6 +77,35 @@ class TextEnd:
             if first_statement(body, self.text, self.slot.spot.start, self.spec) is not None:
                 return True
         return span_complete(raw, self.slot, self.text, self.spec)
+
+    def may_end(self, written: Sequence[int]) -> bool:
+        """False where the edit `written` makes breaks the parse for want of what would follow it: the
+        check blames the end of its text (a name the text after it reads is not bound yet), its last line
+        opens a block, or it leaves a bracket it opened unclosed (tree-sitter blames the opener). A retry
+        would mend that by banning the end and writing on (`infill.bans`); the run writes on at once
+        instead, without a second canvas and its first forward."""
+        raw = decode(self.tokenizer, self.before + list(written))
+        if len(raw) <= len(self.slot.lead):
+            return True
+        spot = self.slot.spot
+        new_text = finish(raw, self.slot, self.text, self.spec)[1]
+        if self.first:
+            new_text = cut_to_first_statement(new_text, self.text, spot.start, self.spec)
+        if not new_text.strip() or new_text == self.text[spot.start : spot.end]:
+            return True  # dropped or no change: nothing of it is checked
+        if self._original is None:
+            self._original = baseline(self.text, self.spec, [spot])
+        edit = Edit(spot.start, spot.end, new_text, ())
+        check = check_filled(self.text, [edit], self._original, self.spec)
+        where = check.where[0]
+        if not check.added or where is None:
+            return True
+        if where >= len(new_text.rstrip()) or ends_with_header(new_text, self.spec):
+            return False
+        filled, starts = filled_text(self.text, [edit])
+        offsets = ByteMap(filled)
+        start = offsets.to_byte(starts[0])
+        return not open_brackets(self.spec.parse(filled), offsets.to_byte(starts[0] + len(new_text)), start)
 
 
 class Decided:
@@ -84,3 +120,6 @@ class Decided:
 
     def reached(self, written: Sequence[int]) -> bool:
         return (self.reference.decided(written) and self.rival.decided(written)) or self.then.reached(written)
+
+    def may_end(self, written: Sequence[int]) -> bool:
+        return self.then.may_end(written)

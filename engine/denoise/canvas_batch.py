@@ -33,6 +33,7 @@ class RowSpans:
     margins: dict[int, float] = field(default_factory=dict)  # per span, once it left its reference
     rival_margins: dict[int, float] = field(default_factory=dict)
     kept: dict[int, int] = field(default_factory=dict)  # per span, leading tokens checked to keep it
+    asked: dict[int, int] = field(default_factory=dict)  # per span, the longest prefix its SpanEnd was asked
     pads: int = 0  # positions after the canvas a family decodes with its first open span (module docstring)
 
     def stops_of(self, span: int) -> frozenset[int]:
@@ -206,6 +207,40 @@ class CanvasBatch:
                 if m < 0 or allowed is None:
                     continue
                 logits[m].masked_fill_(_barred(allowed, logits.shape[-1], logits.device), float("-inf"))
+
+    def refuse_early_ends(self, candidates: torch.Tensor, tokens: torch.Tensor, logits: torch.Tensor,
+                          end_ids: frozenset[int]) -> list[int]:
+        """The candidates (indices in `candidates.nonzero()` order, as `tokens` and `logits` (M, V)) whose
+        proposed token would end its span (an end token, or one of its stops once its lead is written) where
+        the span's `SpanEnd.may_end` refuses to end; their end tokens and stops are barred in `logits`, for
+        the caller to propose again. A candidate after a mask of its span is left alone: its token is a draft
+        that the step writing the mask's token checks again."""
+        if not any(row.ends for row in self.rows):
+            return []
+        ending = end_ids.union(*(stop for row in self.rows for stop in row.stops))
+        proposed = tokens.tolist()
+        if not ending.intersection(proposed):
+            return []
+        refused = []
+        for m, (b, p) in enumerate(zip(*(t.tolist() for t in candidates.nonzero(as_tuple=True)))):
+            if proposed[m] not in ending:
+                continue
+            row = self.rows[b]
+            span = next((i for i, (start, end) in enumerate(row.spans) if start <= p < end), None)
+            policy = None if span is None or span in row.finished else row.end_of(span)
+            if policy is None or span is None:
+                continue
+            stops = row.stops_of(span)
+            if proposed[m] not in end_ids and proposed[m] not in stops:
+                continue
+            written = self.x[b, row.spans[span][0] : p].tolist()
+            lead = row.lead_of(span)
+            if self.mask_id in written or (lead is not None and lead.allowed(written) is not None):
+                continue
+            if not policy.may_end(written):
+                logits[m, sorted(end_ids | stops)] = float("-inf")
+                refused.append(m)
+        return refused
 
     def lead_length(self, b: int, span: int, seg: list[int]) -> int:
         """How many of `seg`'s first tokens the span's lead covers (stop tokens count only after them)."""

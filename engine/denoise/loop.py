@@ -102,6 +102,11 @@ class Denoiser:
             logits[:, sorted(self.special.end_ids)] -= params.eos_penalty
         batch.constrain(targets, logits)
         tokens, score = propose(logits, params.alg, params.temperature, params.top_p, gen, state.commit.precision)
+        refused = batch.refuse_early_ends(targets, tokens, logits, self.special.end_ids)
+        if refused:
+            again = torch.tensor(refused, device=tokens.device)
+            tokens[again], score[again] = propose(logits[again], params.alg, params.temperature, params.top_p, gen,
+                                                  state.commit.precision)
         new_x = state.commit.commit(batch, candidates, targets, tokens, score, rows)
         was_open = open_spans(batch)
         state.changed = new_x != batch.x

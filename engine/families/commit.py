@@ -155,8 +155,10 @@ class LeadingRunCommit:
         return new_x
 
     def _end_spans(self, batch: CanvasBatch, new_x: torch.Tensor) -> None:
-        """Close each span whose written text its SpanEnd calls complete: its masks and unverified drafts
-        become end tokens."""
+        """Close each span whose written text its SpanEnd calls complete: what follows the first complete
+        prefix (tokens a step verified past it, masks, unverified drafts) becomes end tokens. Every prefix a
+        step wrote is asked, as one-token-per-step decoding asks them, so a step that keeps several drafts
+        ends where that decoding ends."""
         end_ids = self.special.end_ids
         for b, row in enumerate(batch.rows):
             for i, (start, end) in enumerate(row.spans):
@@ -166,13 +168,16 @@ class LeadingRunCommit:
                 seg = new_x[b, start:end].tolist()
                 drafted = [False] * len(seg) if batch.drafts is None else batch.drafts[b, start:end].tolist()
                 written = next((j for j, t in enumerate(seg) if t == batch.mask_id or drafted[j]), len(seg))
-                if any(t in end_ids for t in seg[:written]) or not policy.reached(seg[:written]):
+                ended = next((j for j, t in enumerate(seg[:written]) if t in end_ids), written)
+                asked, row.asked[i] = row.asked.get(i, 0), ended
+                complete = next((n for n in range(asked + 1, ended + 1) if policy.reached(seg[:n])), None)
+                if complete is None:
                     continue
                 row.finished.add(i)
-                if written < len(seg):
-                    new_x[b, start + written : end] = self.special.eos_id
+                if complete < len(seg):
+                    new_x[b, start + complete : end] = self.special.eos_id
                     if batch.drafts is not None:
-                        batch.drafts[b, start + written : end] = False
+                        batch.drafts[b, start + complete : end] = False
 
 
 def fill_after_end(batch: CanvasBatch, new_x: torch.Tensor, proposed: torch.Tensor, special: SpecialTokens) -> None:

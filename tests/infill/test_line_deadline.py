@@ -25,6 +25,9 @@ class Never:
     def reached(self, written: list[int]) -> bool:
         return False
 
+    def may_end(self, written: list[int]) -> bool:
+        return True
+
 
 def test_the_limit_ends_the_span_at_the_first_line_break_after_it():
     clock = Clock()
@@ -45,6 +48,30 @@ def test_a_line_break_before_the_limit_does_not_end_the_span():
     clock.now += 0.2
     assert not end.reached(ids("a\nb"))  # past it, mid-line: writing goes on to the line's end
     assert end.reached(ids("a\nb\n"))
+
+
+def test_past_the_limit_a_line_break_where_the_text_may_not_end_does_not_end_the_span():
+    class Balanced(Never):  # as `TextEnd.may_end` refuses an open bracket
+        def may_end(self, written: list[int]) -> bool:
+            text = TOKENIZER.decode(written)
+            return text.count("(") == text.count(")")
+
+    clock = Clock()
+    end = LineDeadline(250, "", TOKENIZER, Balanced(), clock)
+    assert not end.reached(ids("x = f("))
+    clock.now += 1.0
+    assert not end.reached(ids("x = f(\n"))
+    assert not end.reached(ids("x = f(\n    1,\n"))
+    assert end.reached(ids("x = f(\n    1,\n)\n"))
+
+
+def test_whether_the_span_may_end_is_its_own_end_s_to_say():
+    class Refuses(Never):
+        def may_end(self, written: list[int]) -> bool:
+            return False
+
+    assert not LineDeadline(250, "", TOKENIZER, Refuses(), Clock()).may_end(ids("a"))
+    assert LineDeadline(250, "", TOKENIZER, None, Clock()).may_end(ids("a"))
 
 
 def test_the_span_s_own_end_still_applies():

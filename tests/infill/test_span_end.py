@@ -74,9 +74,52 @@ def test_a_line_is_not_complete_while_its_healed_lead_is_being_written() -> None
     assert span_complete("\n        y += 1\n        y", slot, text, PYTHON)
 
 
+class _Chars:
+    """One token per character: enough for a span end that decodes what was written."""
+
+    def decode(self, ids: list[int], **_: object) -> str:
+        return "".join(chr(i) for i in ids)
+
+
+def _chars(text: str) -> list[int]:
+    return [ord(c) for c in text]
+
+
+def test_a_span_may_not_end_short_of_what_more_text_completes() -> None:
+    """At the end of a file (nothing after the cursor to close what the edit opens): an open bracket, a
+    block header without its body, a statement cut mid-way keep the span writing; a complete statement,
+    an error inside the text (a retry's matter, not more text's) and the healed lead do not."""
+    from infill.span_end import TextEnd
+
+    text = "class Box:\n    def size(self):\n        return 1\n\n"
+    slot = Slot(Spot(len(text), len(text), 32, "block"), 0, 32)
+    end = TextEnd(slot, text, PYTHON, _Chars())
+    assert not end.may_end(_chars("    def area(self):"))
+    assert not end.may_end(_chars("    def area(self):\n        value = self.measure("))
+    assert not end.may_end(_chars("    def area(self):\n        value = self.measure(\n            1,\n"))
+    assert end.may_end(_chars("    def area(self):\n        return self.measure(1)"))
+    assert end.may_end(_chars("    def area(self):\n        return self.measure(1)\n"))
+    assert end.may_end(_chars("    def area(self) x:\n        return 1"))  # broken before its end
+    assert end.may_end([])
+    led = TextEnd(Slot(Spot(len(text), len(text), 32, "block"), 0, 32, lead="\n"), text, PYTHON, _Chars())
+    assert led.may_end(_chars("\n"))
+
+
+def test_text_after_the_cursor_that_closes_the_bracket_lets_the_span_end() -> None:
+    from infill.span_end import TextEnd
+
+    text = "total = measure(\n    1, 2)\n"
+    cursor = text.index("\n") + 1
+    end = TextEnd(Slot(Spot(cursor, cursor, 16, "line"), 0, 16), text, PYTHON, _Chars())
+    assert end.may_end(_chars("    0,\n"))
+
+
 class _Never:
     def reached(self, written) -> bool:
         return False
+
+    def may_end(self, written) -> bool:
+        return True
 
 
 def test_a_span_judging_a_rival_waits_for_the_verdict_on_both_texts() -> None:
