@@ -1,7 +1,7 @@
 """LSP latency: the real server over stdio, a scripted typing session at human pace on a real file.
 
     python -m bench.lsp_latency [--model default] [--keystrokes 240] [--gap-ms 120] [--debounce-ms N]
-                                [--automatic-until statement|block]
+                                [--automatic-until statement|block] [--automatic-ms N]
                                 [--pauses 40] [--accepts 20] [--threads 2] [--context on|off]
 
 A pygls client starts `python -m lsp_server`, opens the first part of a real Python file (bench.workload
@@ -187,6 +187,8 @@ async def session(args: argparse.Namespace) -> dict[str, object]:
         options["debounceMs"] = args.debounce_ms
     if args.automatic_until is not None:
         options["automaticUntil"] = args.automatic_until
+    if args.automatic_ms is not None:
+        options["automaticMs"] = args.automatic_ms
     await client.initialize_async(types.InitializeParams(
         capabilities=types.ClientCapabilities(
             general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16])),
@@ -298,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--debounce-ms", type=int, default=None, help="server setting (default: the server's)")
     parser.add_argument("--automatic-until", choices=("statement", "block"), default=None,
                         help="server setting automaticUntil (default: the server's)")
+    parser.add_argument("--automatic-ms", type=int, default=None,
+                        help="server setting automaticMs (default: the server's)")
     parser.add_argument("--pauses", type=int, default=40, help="line ends to complete at, each waited for")
     parser.add_argument("--accepts", type=int, default=20,
                         help="suggestions accepted after typing their first characters")
@@ -347,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         "paused_p95_ms": round(percentile(paused_ms, 95), 1) if paused_ms else None,
         "paused_answered": len(paused_answered), "pauses": len(paused_ms),
         "paused_slowest": [{"ms": round(t), "chars": chars} for t, _, chars in sorted(pauses)[-3:]],
-        "paused_chars": sum(chars for _, _, chars in pauses), "automatic_until": args.automatic_until,
+        "paused_chars": sum(chars for _, _, chars in pauses), "automatic_until": args.automatic_until, "automatic_ms": args.automatic_ms,
         "mean_all_ms": round(statistics.mean(all_ms), 1),
         "typed_through": len(through_ms), "typed_through_in_typing": len(typing_through),
         **_stats(through_ms, "typed_through"), "typed_through_same_item": reused,

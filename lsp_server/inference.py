@@ -167,6 +167,7 @@ class InferenceBackend:
         instruction: str | None = None,
         context: str = "",
         first_statement: bool = False,
+        deadline_ms: int | None = None,
     ) -> list[Outcome]:
         """Fill several (text, spots, doc_id) jobs in one engine batch, `context` (code from other files)
         above each.
@@ -176,7 +177,7 @@ class InferenceBackend:
         import infill
 
         started = time.perf_counter()
-        prepared, options = fill_jobs(jobs, settings, language, instruction, context, first_statement)
+        prepared, options = fill_jobs(jobs, settings, language, instruction, context, first_statement, deadline_ms)
         engine = self._require_engine()
         if not settings.engine_url:  # an engine server keeps its documents under its own budget
             engine.doc_cache.set_budget(settings.cache_mb << 20)
@@ -236,6 +237,7 @@ class InferenceBackend:
         started = time.perf_counter()
         header = _header(context, engine, spot.start)
         first = automatic and settings.automatic_until == "statement"
+        deadline = settings.automatic_ms if automatic and settings.automatic_ms else None
         rounds: list[tuple[list[Any], int, float]] = [([spot], 0, 0.0)]
         if alternatives > 1:
             lengths = [spot] if engine.left_to_right else [spot, _resized(spot, 2.0), _resized(spot, 0.5)]
@@ -246,7 +248,7 @@ class InferenceBackend:
                 break
             jobs = [(text, [variant], doc_id if i == 0 else None) for i, variant in enumerate(variants)]
             for outcome in self._fill(jobs, settings, language, cancel, seed, temperature, context=header,
-                                      first_statement=first):
+                                      first_statement=first, deadline_ms=deadline):
                 if outcome.cancelled:
                     return Outcome(found, True, time.perf_counter() - started)
                 found.extend(r for r in outcome.replacements if r not in found)
@@ -346,8 +348,8 @@ def _header(context: ContextSource | None, engine: Any, offset: int) -> str:
 
 
 def fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings, language: str | LanguageSpec,
-               instruction: str | None = None, context: str = "", first_statement: bool = False
-               ) -> tuple[list[Any], Any]:
+               instruction: str | None = None, context: str = "", first_statement: bool = False,
+               deadline_ms: int | None = None) -> tuple[list[Any], Any]:
     """The `infill.FillJob`s and `FillOptions` of (text, spots, doc_id) jobs under the settings' token cap:
     what a fill sends, and what a warm-up must build to prefill the same canvas."""
     import infill
@@ -356,4 +358,4 @@ def fill_jobs(jobs: list[tuple[str, list[Any], str | None]], settings: Settings,
     capped, max_grow = cap_tokens([spots for _, spots, _ in jobs], settings.max_tokens)
     made = [infill.FillJob(text, spots, language, doc_id) for (text, _, doc_id), spots in zip(jobs, capped)]
     return made, infill.FillOptions(instruction=instruction, max_grow=max_grow, context=context,
-                                    first_statement=first_statement)
+                                    first_statement=first_statement, line_deadline_ms=deadline_ms)

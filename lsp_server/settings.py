@@ -67,6 +67,10 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
     """Where a suggestion made while you type (an automatic trigger) stops: "statement" at its first complete
     statement or block header (the rest comes at the next pause, after you take it), "block" at the end of the
     block it writes. Invoked suggestions always run to the end of the block."""
+    automatic_ms: Annotated[int, msgspec.Meta(ge=0, le=60000)] = 600
+    """An automatic trigger's suggestion stops at the first line end, this many milliseconds after it began
+    writing, where its text parses (llama-server's `t_max_predict_ms`): the rest comes at the next pause,
+    after you take it. 0: no limit. A faster machine writes more within it; invoked suggestions have none."""
     languages: list[str] = msgspec.field(default_factory=editor_language_ids)
     """languageIds the server completes (default: every language of infill's table, under the ids
     VS Code and Neovim use); others get empty answers. An id without a row gets plain-text line
@@ -98,7 +102,7 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
         """What decides the text of a completion: a suggestion computed under other values is not
         reused."""
         return (*self.engine_key[:2], self.device, self.steps, self.threshold, self.block, self.max_tokens,
-                self.multiline, self.automatic_until, self.context, self.context_tokens, tuple(self.context_files))
+                self.multiline, self.automatic_until, self.automatic_ms, self.context, self.context_tokens, tuple(self.context_files))
 
 
 FIELD_NAMES: dict[str, str] = {field.encode_name: field.name for field in msgspec.structs.fields(Settings)}

@@ -151,7 +151,13 @@ def _canvas(request: InfillRequest) -> schemas.CanvasIn:
 
 
 def _end_spec(end: Any) -> schemas.EndSpec:
-    """A `infill.span_end.TextEnd` as the data the server rebuilds it from."""
+    """A `infill.span_end.TextEnd`, or an `infill.line_deadline.LineDeadline` around one, as the data the
+    server rebuilds it from."""
+    from infill.line_deadline import LineDeadline
+
+    deadline_ms = end.ms if isinstance(end, LineDeadline) else None
+    if isinstance(end, LineDeadline):
+        end = end.inner
     slot, spot = end.slot, end.slot.spot
     return schemas.EndSpec(
         end.text,
@@ -159,6 +165,7 @@ def _end_spec(end: Any) -> schemas.EndSpec:
         schemas.SlotIn(slot.start, slot.end, slot.lead, slot.tail,
                        schemas.SpotIn(spot.start, spot.end, spot.n_masks, spot.kind)),
         list(end.before),
+        deadline_ms,
     )
 
 

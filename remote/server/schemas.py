@@ -8,7 +8,7 @@ it. The native `/v1/infill` shapes forbid unknown fields: a misspelt sampler kno
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_type_hints
+from typing import Annotated, Any, Literal, get_type_hints
 
 import msgspec
 
@@ -61,6 +61,7 @@ class EndSpec(Strict):
     language: str
     slot: SlotIn
     before: list[int] = []  # the slot's tokens kept ahead of the span in a retry canvas (infill.bans)
+    deadline_ms: Annotated[int, msgspec.Meta(ge=1, le=600_000)] | None = None  # infill.line_deadline's limit
 
 
 class CanvasIn(Strict):

@@ -20,6 +20,7 @@ from infill.context import Chunk
 from infill.fill import FillJob, FillOptions, FillResult, fill_many
 from infill.languages import LanguageSpec, UnsupportedLanguage, get_language
 from infill.leads import TextLead
+from infill.line_deadline import LineDeadline
 from infill.span_end import TextEnd
 from infill.spots import Spot
 from infill.tickets import Ticket
@@ -233,7 +234,7 @@ def canvas_rows(engine: Any, canvases: Sequence[schemas.CanvasIn]) -> list[Infil
     return rows
 
 
-def _span_end(engine: Any, end: schemas.EndSpec | None, where: str) -> TextEnd | None:
+def _span_end(engine: Any, end: schemas.EndSpec | None, where: str) -> TextEnd | LineDeadline | None:
     if end is None:
         return None
     s = end.slot
@@ -245,7 +246,10 @@ def _span_end(engine: Any, end: schemas.EndSpec | None, where: str) -> TextEnd |
         raise RequestError(f"{where}.slot.spot: ends at {s.spot.end}, past the text ({len(end.text)} characters)")
     if any(not 0 <= t < TOKEN_IDS for t in end.before):
         raise RequestError(f"{where}.before: token ids run from 0 to {TOKEN_IDS - 1}")
-    return TextEnd(slot, end.text, language(end.language), engine.tokenizer, before=end.before)
+    text_end = TextEnd(slot, end.text, language(end.language), engine.tokenizer, before=end.before)
+    if end.deadline_ms is None:
+        return text_end
+    return LineDeadline(end.deadline_ms, slot.lead, engine.tokenizer, text_end)
 
 
 def fill_canvases(engine: Any, body: schemas.CanvasInfill, ticket: Ticket) -> list[InfillResult]:

@@ -18,6 +18,7 @@ export interface ServerSettings {
   suggestionCache?: number;
   multiline?: boolean;
   automaticUntil?: "statement" | "block";
+  automaticMs?: number;
   context?: boolean;
   contextTokens?: number;
   contextFiles?: string[];
@@ -63,6 +64,7 @@ export const SERVER_SETTING_KEYS = [
   "suggestionCache",
   "multiline",
   "automaticUntil",
+  "automaticMs",
   "context",
   "contextTokens",
   "contextFiles",
@@ -83,6 +85,7 @@ const INTEGER_KEYS: ReadonlySet<string> = new Set([
   "debounceMs",
   "cacheMb",
   "suggestionCache",
+  "automaticMs",
   "contextTokens",
 ]);
 
