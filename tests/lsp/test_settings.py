@@ -70,3 +70,17 @@ def test_context_settings_default_on_and_reject_bad_values_by_name() -> None:
     assert settings == defaults and len(problems) == 3
     assert "`contextTokens`" in problems[1] and ">= 0" in problems[1]
     assert "`contextFiles`" in problems[2] and "Expected `array`" in problems[2]
+
+
+def test_automatic_ms_limits_only_automatic_fills() -> None:
+    from lsp_server.inference import fill_jobs
+
+    settings, problems = parse_settings({"dcomplete": {"automaticMs": 250}})
+    assert settings.automatic_ms == 250 and problems == []
+    assert parse_settings({"dcomplete": {}})[0].automatic_ms == 600
+    bad, problems = parse_settings({"dcomplete": {"automaticMs": -1}})
+    assert bad.automatic_ms == 600 and len(problems) == 1 and "automaticMs" in problems[0]
+    _, options = fill_jobs([("x = 1\n", [], None)], settings, "python", deadline_ms=settings.automatic_ms)
+    assert options.line_deadline_ms == 250
+    assert fill_jobs([("x = 1\n", [], None)], settings, "python")[1].line_deadline_ms is None
+    assert settings.results_key != parse_settings({"dcomplete": {"automaticMs": 0}})[0].results_key
