@@ -5,7 +5,7 @@ whose caches exist, for this checkout and another commit side by side.
     python -m bench.first_start --pieces [--model default] [--threads 1]
 
 For each checkout (`--against REF`: the commit exported with `git archive` into a temporary folder and
-byte-compiled, as an install leaves it; then this checkout) a pygls client starts `python -m lsp_server`
+byte-compiled, as an install leaves it; then this checkout, byte-compiled in place) a pygls client starts `python -m lsp_server`
 with `DCOMPLETE_CACHE` set to a new empty folder, opens a real Python file (bench.workload's sources, cut at
 a third) and at once asks for an invoked inline completion at the end of the text, as a user who opens a
 file and presses the key; while the answer carries no item it asks again one line further on. Reported:
@@ -70,6 +70,14 @@ def export(ref: str, into: Path) -> Path:
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(into)], check=True, capture_output=True)
     return into
+
+
+def compile_here() -> None:
+    """This checkout's packages byte-compiled in place (`__pycache__`, ignored by git), as an install leaves
+    them, where the environment writes no bytecode (`PYTHONDONTWRITEBYTECODE`): its starts then do not compile
+    every module. (A `PYTHONPYCACHEPREFIX` would move every module's bytecode, torch's too.)"""
+    packages = [str(p.parent) for p in sorted(REPO.glob("*/__init__.py")) if p.parent.name != "tests"]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True, capture_output=True)
 
 
 def environment(checkout: Path, cache: Path, state: Path, threads: int) -> dict[str, str]:
@@ -171,6 +179,7 @@ async def run(args: argparse.Namespace) -> dict[str, dict[str, list[Start]]]:
             (root / "before").mkdir()
             checkouts[args.against] = export(args.against, root / "before")
         checkouts["this checkout"] = REPO
+        compile_here()
         results: dict[str, dict[str, list[Start]]] = {name: {kind: [] for kind in KINDS} for name in checkouts}
         for round_ in range(args.rounds):
             caches = {name: root / f"cache-{i}-{round_}" for i, name in enumerate(checkouts)}
