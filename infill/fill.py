@@ -280,13 +280,10 @@ class _Document:
         for slot, (start, end), (kept, shaped), where, bans, ran_out in zip(
             self.canvas.slots, self.positions, last.raws, last.check.where, self.bans, last.ran_out
         ):
-            if where is None:
-                plans.append(None)
-                continue
-            blamed = blamed_offset(shaped.text, where, self.spec)
-            if ran_out and blamed >= len(shaped.text.rstrip()):
-                # What its end lacks needs room, and a retry would have only the line the cut took off: the
-                # result is settled (cut back to where it parses) instead.
+            blamed = None if where is None else blamed_offset(shaped.text, where, self.spec)
+            # a span that ran out of room and lacks what its end needs: a retry would have only the line the
+            # cut took off, so the result is settled (cut back to where it parses) instead
+            if blamed is None or (ran_out and blamed >= len(shaped.text.rstrip())):
                 plans.append(None)
                 continue
             index = offending_index(tokenizer, kept, shaped, blamed)
