@@ -151,17 +151,20 @@ class _Document:
     def _span_ends(self) -> tuple[SpanEnd, ...]:
         if not self.engine.left_to_right:
             return ()
-        tokenizer, ms = self.engine.tokenizer, self.options.line_deadline_ms
-        first = self.options.first_statement
-        ends: tuple[SpanEnd, ...] = tuple(TextEnd(slot, self.job.text, self.spec, tokenizer, first=first,
-                                                  original=self.baseline) for slot in self.canvas.slots)
-        if ms is not None:
-            ends = tuple(LineDeadline(ms, slot.lead, tokenizer, end) for slot, end in zip(self.canvas.slots, ends))
+        ends = tuple(self._end(slot) for slot in self.canvas.slots)
         if self.options.compare:  # a span that judges a rival is done once its verdict is in
             refs, rivals = self._references()
             ends = tuple(end if rival is None else Decided(ref, rival, end)
                          for end, ref, rival in zip(ends, refs, rivals))
         return ends
+
+    def _end(self, slot: Slot, before: Sequence[int] = ()) -> SpanEnd:
+        """The end of `slot`'s span (`before`: a retry's kept tokens, the lead among them): post-processing's
+        cut, the first statement when asked, the first parsing line end past `line_deadline_ms`."""
+        tokenizer, ms = self.engine.tokenizer, self.options.line_deadline_ms
+        end: SpanEnd = TextEnd(slot, self.job.text, self.spec, tokenizer, before=before,
+                               first=self.options.first_statement, original=self.baseline)
+        return end if ms is None else LineDeadline(ms, "" if before else slot.lead, tokenizer, end)
 
     def first_request(self) -> InfillRequest:
         from engine import InfillRequest
@@ -324,7 +327,7 @@ class _Document:
             canvas[start + plan.index : end] = [self.engine.special.mask_id] * (end - start - plan.index)
             stops.append(self._stops(slot))
             leads.append(retry_lead(self._lead(slot), before, plan.banned, stops[-1], special, self.spec, tokenizer))
-            ends.append(TextEnd(slot, self.job.text, self.spec, tokenizer, before=before, original=self.baseline))
+            ends.append(self._end(slot, before))
         grown = len(self.current) - len(self.canvas.ids)  # the growth the first attempt used of max_grow
         return InfillRequest(canvas, self.job.doc_id, max(0, self.max_grow - grown), tuple(stops), tuple(leads),
                              tuple(ends))

@@ -249,7 +249,7 @@ def _span_end(engine: Any, end: schemas.EndSpec | None, where: str) -> TextEnd |
     text_end = TextEnd(slot, end.text, language(end.language), engine.tokenizer, before=end.before)
     if end.deadline_ms is None:
         return text_end
-    return LineDeadline(end.deadline_ms, slot.lead, engine.tokenizer, text_end)
+    return LineDeadline(end.deadline_ms, "" if end.before else slot.lead, engine.tokenizer, text_end)
 
 
 def fill_canvases(engine: Any, body: schemas.CanvasInfill, ticket: Ticket) -> list[InfillResult]:

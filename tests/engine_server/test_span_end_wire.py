@@ -35,3 +35,10 @@ def test_a_span_end_without_a_limit_stays_a_text_end() -> None:
     assert sent.deadline_ms is None
     rebuilt = _span_end(SimpleNamespace(tokenizer=tokenizer), sent, "span_ends[0]")
     assert isinstance(rebuilt, TextEnd) and rebuilt.before == [3, 4]
+
+
+def test_a_retry_s_limit_counts_from_what_it_writes_on_the_engine_server_too() -> None:
+    tokenizer = tiny_tokenizer()
+    retry = LineDeadline(600, "", tokenizer, TextEnd(SLOT, TEXT, get_language("python"), tokenizer, before=[3, 4]))
+    rebuilt = _span_end(SimpleNamespace(tokenizer=tokenizer), _end_spec(retry), "span_ends[0]")
+    assert isinstance(rebuilt, LineDeadline) and rebuilt.lead == "" and rebuilt.inner.before == [3, 4]

@@ -177,3 +177,33 @@ def test_a_result_that_unbinds_a_name_is_retried_from_its_end_with_the_end_banne
     assert isinstance(lead, BanLead) and lead.banned == ends
     first = lead.allowed([])
     assert first is not None and not first & ends
+
+
+def test_a_retry_keeps_the_first_request_s_statement_rule_and_time_limit(engine: Engine) -> None:
+    """An automatic trigger's retry ends as its first request does: at the first statement when asked, and at
+    the first parsing line end past the time limit, counted from what the retry writes (its lead is among
+    the kept tokens)."""
+    from engine import InfillResult, Span
+    from infill.line_deadline import LineDeadline
+    from infill.span_end import TextEnd
+
+    text = "def f(box):\n    width = box[2] - box[0]\n    return width\n"
+    spot = plan_regenerate(text, 2, 2, "python", tokenizer=engine.tokenizer)
+    options = FillOptions(first_statement=True, line_deadline_ms=600)
+    document = _Document(FillJob(text, (spot,), "python"), engine, options)
+    request = document.first_request()
+    (slot,) = document.canvas.slots
+    (first_end,) = request.span_ends
+    assert isinstance(first_end, LineDeadline) and first_end.ms == 600 and first_end.lead == slot.lead
+    mask = engine.special.mask_id
+    start, room = request.canvas.index(mask), request.canvas.count(mask)
+    written = list(engine.tokenizer.encode(slot.lead + "    print(box)\n", add_special_tokens=False))
+    span = written + [engine.special.eos_id] * (room - len(written))
+    document.absorb(InfillResult(request.canvas[:start] + span + request.canvas[start + room :],
+                                 [Span(start, start + room, span)]))
+    assert document.wants_retry()
+    (retry_end,) = document.retry_request().span_ends
+    assert isinstance(retry_end, LineDeadline) and retry_end.ms == 600 and retry_end.lead == ""
+    inner = retry_end.inner
+    assert isinstance(inner, TextEnd) and isinstance(first_end.inner, TextEnd)
+    assert inner.before == written and inner.first == first_end.inner.first
