@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 class FillOptions:
     """retries: re-mask rounds after a result that adds parse errors; keep_invalid: keep the best
     result even when it still adds errors; max_grow: tokens the engine may add to a document's spans
-    (None: GROW_PER_SPOT per spot); instruction: a comment block put at the top of the context;
+    (None: `infill.fill_document.GROW_PER_SPOT` per spot); instruction: a comment block put at the top of
+    the context;
     heal: False keeps gaps at the raw cursor for an engine that writes left to right (to measure what
     healed token boundaries are worth; `infill.leads`); line_deadline_ms: for such an engine, a span ends at
     the first line break it writes this long after its first token (llama-server's `t_max_predict_ms`,

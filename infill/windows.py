@@ -1,6 +1,6 @@
 """Edit windows: where a completion or a regeneration goes, and how many masks it starts with.
 
-Window sizes (initial mask counts; the engine grows a span that fills without an EOS, see fill.py):
+Window sizes (initial mask counts; the engine grows a span that fills without an EOS, see infill.fill_document):
 - LINE_TOKENS = 16 for one line: a Python line is 8-12 tokens on average with a BPE code tokenizer;
   with the threshold sampler the unused slots fill with EOS at high confidence in the first steps,
   so slack costs attention width more than steps;

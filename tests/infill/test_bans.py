@@ -13,7 +13,8 @@ from engine import DenoiseParams, Engine
 from infill import FillOptions, fill, plan_completion, plan_regenerate
 from infill.bans import BanLead, BodyLead, blamed_offset, lead_token_count, moved_spans, plan_ban
 from infill.canvas import line_break_ids
-from infill.fill import FillJob, _Document
+from infill.fill import FillJob
+from infill.fill_document import DocumentFill
 from infill.languages import get_language
 from infill.repair import baseline, check_filled
 from infill.spots import Edit, Spot, apply_edits
@@ -92,7 +93,7 @@ def test_a_completion_that_ran_out_of_room_keeps_its_whole_lines_only(engine: En
     cut = 0
     for seed in range(8):
         params = DenoiseParams(seed=seed, temperature=1.0)
-        document = _Document(FillJob(text, (spot,), "python"), engine, options)
+        document = DocumentFill(FillJob(text, (spot,), "python"), engine, options)
         (raw,) = engine.infill([document.first_request()], params)
         span = list(raw.canvas[raw.spans[0].start : raw.spans[0].end])
         if any(t in (special.eos_id, special.pad_id, special.mask_id) for t in span):
@@ -157,7 +158,7 @@ def test_a_result_that_unbinds_a_name_is_retried_from_its_end_with_the_end_banne
 
     text = "def f(box):\n    width = box[2] - box[0]\n    return width\n"
     spot = plan_regenerate(text, 2, 2, "python", tokenizer=engine.tokenizer)
-    document = _Document(FillJob(text, (spot,), "python"), engine, FillOptions())
+    document = DocumentFill(FillJob(text, (spot,), "python"), engine, FillOptions())
     request = document.first_request()
     mask, ends = engine.special.mask_id, frozenset({engine.special.eos_id, engine.special.pad_id})
     start, room = request.canvas.index(mask), request.canvas.count(mask)
@@ -190,7 +191,7 @@ def test_a_retry_keeps_the_first_request_s_statement_rule_and_time_limit(engine:
     text = "def f(box):\n    width = box[2] - box[0]\n    return width\n"
     spot = plan_regenerate(text, 2, 2, "python", tokenizer=engine.tokenizer)
     options = FillOptions(first_statement=True, line_deadline_ms=600)
-    document = _Document(FillJob(text, (spot,), "python"), engine, options)
+    document = DocumentFill(FillJob(text, (spot,), "python"), engine, options)
     request = document.first_request()
     (slot,) = document.canvas.slots
     (first_end,) = request.span_ends
