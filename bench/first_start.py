@@ -5,9 +5,9 @@ whose caches exist, for this checkout and another commit side by side.
     python -m bench.first_start --pieces [--model default] [--threads 1]
 
 For each checkout (`--against REF`: the commit exported with `git archive` into a temporary folder and
-byte-compiled, as an install leaves it; then this checkout, byte-compiled in place) a pygls client starts `python -m lsp_server`
-with `DCOMPLETE_CACHE` set to a new empty folder, opens a real Python file (bench.workload's sources, cut at
-a third) and at once asks for an invoked inline completion at the end of the text, as a user who opens a
+byte-compiled, as an install leaves it; then this checkout, byte-compiled in place) a pygls client starts
+`python -m lsp_server` with `DCOMPLETE_CACHE` set to a new empty folder, opens a real Python file
+(bench.workload's sources, cut at a third) and at once asks for an invoked inline completion at the end of the text, as a user who opens a
 file and presses the key; while the answer carries no item it asks again one line further on. Reported:
 spawn to the model loaded (the first `dcomplete/status`) and spawn to the first answer with an item. Then
 the client sends nothing until the cache holds what later starts read (the calibration and the prepared

@@ -102,7 +102,8 @@ class Settings(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_field
         """What decides the text of a completion: a suggestion computed under other values is not
         reused."""
         return (*self.engine_key[:2], self.device, self.steps, self.threshold, self.block, self.max_tokens,
-                self.multiline, self.automatic_until, self.automatic_ms, self.context, self.context_tokens, tuple(self.context_files))
+                self.multiline, self.automatic_until, self.automatic_ms, self.context, self.context_tokens,
+                tuple(self.context_files))
 
 
 FIELD_NAMES: dict[str, str] = {field.encode_name: field.name for field in msgspec.structs.fields(Settings)}

@@ -155,9 +155,9 @@ def _end_spec(end: Any) -> schemas.EndSpec:
     server rebuilds it from."""
     from infill.line_deadline import LineDeadline
 
-    deadline_ms = end.ms if isinstance(end, LineDeadline) else None
+    deadline_ms = None
     if isinstance(end, LineDeadline):
-        end = end.inner
+        deadline_ms, end = end.ms, end.inner
     slot, spot = end.slot, end.slot.spot
     return schemas.EndSpec(
         end.text,

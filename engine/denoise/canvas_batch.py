@@ -228,7 +228,7 @@ class CanvasBatch:
             row = self.rows[b]
             span = next((i for i, (start, end) in enumerate(row.spans) if start <= p < end), None)
             policy = None if span is None or span in row.finished else row.end_of(span)
-            if policy is None or span is None:
+            if policy is None:
                 continue
             stops = row.stops_of(span)
             if proposed[m] not in end_ids and proposed[m] not in stops:
