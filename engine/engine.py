@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from engine.api import ModelTraits, WithTraits
-from engine.cache.doc_cache import DocCache, DocKV
+from engine.cache.doc_cache import DocCache
 from engine.cache.doc_store import DocStore
+from engine.cache.documents import Documents
 from engine.denoise.loop import Denoiser
 from engine.denoise.seam import LoadedModel
 from engine.denoise.state import RowFeed
@@ -38,9 +39,8 @@ class Engine(WithTraits):
         self.traits = ModelTraits(loaded.tokenizer, loaded.special, loaded.max_length, loaded.family.left_to_right,
                                   max_right)
         self._denoiser = (loaded.family.runner or Denoiser)(loaded)
-        self._docs = DocCache()
-        self._store = _document_store(loaded) if keep_documents and loaded.device.type == "cpu" else None
-        self._stored: set[str] = set()  # documents written to the store by this process
+        self._keeps_documents = keep_documents and loaded.device.type == "cpu"
+        self._documents = Documents(_document_store(loaded) if self._keeps_documents else None)
 
     @classmethod
     def load(cls, spec: str | os.PathLike[str] = "default", device: str | None = None,
@@ -79,12 +79,8 @@ class Engine(WithTraits):
             return []
         params = params or DenoiseParams()
         self.check(requests)
-        doc_id = requests[0].doc_id if len(requests) == 1 else None
-        warm = self._doc(doc_id) if params.cache == "fixed" else None
-        results, keep = self._denoiser.run(list(requests), params, cancel, warm, feed)
-        if keep is not None and doc_id is not None:
-            self._keep(doc_id, keep)
-        return results
+        documents = self._documents if params.cache == "fixed" else None
+        return self._denoiser.run(list(requests), params, cancel, documents, feed)
 
     def warm(self, requests: Sequence[InfillRequest], params: DenoiseParams | None = None) -> bool:
         """Compute and keep the fixed text's K/V of each request that names a document, writing nothing, so
@@ -97,9 +93,9 @@ class Engine(WithTraits):
         kept_any = False
         for request in requests:
             if request.doc_id is not None:
-                kept = self._denoiser.prefill(request, params, self._doc(request.doc_id))
+                kept = self._denoiser.prefill(request, params, self._documents.get(request.doc_id))
                 if kept is not None:
-                    self._keep(request.doc_id, kept)
+                    self._documents.put(request.doc_id, kept)
                     kept_any = True
         return kept_any
 
@@ -149,7 +145,7 @@ class Engine(WithTraits):
     @property
     def doc_cache(self) -> DocCache:
         """Documents' cached keys/values across requests: `len`, `nbytes`, `set_budget(bytes)`."""
-        return self._docs
+        return self._documents.memory
 
     def check(self, requests: Sequence[InfillRequest]) -> None:
         """Raise ValueError for a canvas the engine cannot fill (before it joins a batch of others)."""
@@ -162,33 +158,12 @@ class Engine(WithTraits):
     def forget(self, doc_id: str) -> None:
         """Drop a document's cached keys/values (e.g. when it is closed; with `keep_documents`, the last
         of them are written to disk first)."""
-        kept = self._docs.get(doc_id)
-        if kept is not None and self._store is not None:
-            self._store.save(doc_id, kept)
-        self._docs.forget(doc_id)
-
-    def _doc(self, doc_id: str | None) -> DocKV | None:
-        """The document's cached keys/values: from memory, else those a previous process kept on disk."""
-        kept = self._docs.get(doc_id)
-        if kept is None and doc_id is not None and self._store is not None:
-            kept = self._store.load(doc_id)
-            if kept is not None:  # on disk already: written again when the document closes, not on its next request
-                self._docs.put(doc_id, kept)
-                self._stored.add(doc_id)
-        return kept
-
-    def _keep(self, doc_id: str, kept: DocKV) -> None:
-        self._docs.put(doc_id, kept)
-        if self._store is not None and doc_id not in self._stored:
-            self._store.save(doc_id, kept)
-            self._stored.add(doc_id)
+        self._documents.forget(doc_id)
 
     def _new_kernels(self) -> None:
         """Other kernels serve from now on: cached keys and values computed with the old ones go, and kept
         documents are looked for where those of the new kernels are."""
-        self._docs.clear()
-        if self._store is not None:
-            self._store, self._stored = _document_store(self.loaded), set()
+        self._documents.renew(_document_store(self.loaded) if self._keeps_documents else None)
 
 
 T = TypeVar("T")

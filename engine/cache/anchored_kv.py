@@ -82,7 +82,8 @@ class AnchoredKV:
         self.ids[b, at : at + n] = -1
         self.copies_of = None
 
-    def trimmed(self, length: int) -> list[LayerKV]:
-        """Row 0's canvas K/V up to `length` (what a document keeps across requests), copied out of the
+    def trimmed(self, b: int, length: int) -> list[LayerKV]:
+        """Row b's canvas K/V up to `length` (what a document keeps across requests), copied out of the
         batch's storage so that the document cache holds what it counts."""
-        return [LayerKV(layer.k[:1, :, :length].clone(), layer.v[:1, :, :length].clone()) for layer in self.layers]
+        return [LayerKV(layer.k[b : b + 1, :, :length].clone(), layer.v[b : b + 1, :, :length].clone())
+                for layer in self.layers]

@@ -37,8 +37,21 @@ class BatchKV:
 
     def _ensure(self, i: int, like: LayerKV) -> None:
         if self.layers[i] is None:
-            shape = (self.ids.shape[0],) + tuple(like.k.shape[1:])
+            shape = (self.ids.shape[0], like.k.shape[1], self.ids.shape[1], like.k.shape[3])
             self.layers[i] = LayerKV(like.k.new_zeros(shape), like.v.new_zeros(shape))
+
+    def put_row(self, b: int, layers: list[LayerKV | None], ids: torch.Tensor, cached: torch.Tensor) -> None:
+        """Row b's K/V from `layers` (one row each, as wide as the row's canvas `ids`), of which the positions
+        `cached` (a bool per position) count as computed from their ids."""
+        length = ids.shape[0]
+        for i, layer in enumerate(layers):
+            assert layer is not None
+            self._ensure(i, layer)
+            own = self.layers[i]
+            assert own is not None
+            own.k[b, :, :length] = layer.k[0]
+            own.v[b, :, :length] = layer.v[0]
+        self.ids[b, :length] = torch.where(cached, ids, -1)
 
     def select(self, rows: torch.Tensor) -> list[LayerKV | None]:
         if rows.numel() == self.ids.shape[0]:
@@ -86,5 +99,7 @@ class BatchKV:
                 pad = (0, 0, 0, extra)
                 self.layers[i] = LayerKV(torch.nn.functional.pad(layer.k, pad), torch.nn.functional.pad(layer.v, pad))
 
-    def trimmed(self, length: int) -> list[LayerKV]:
-        return [LayerKV(layer.k[:, :, :length], layer.v[:, :, :length]) for layer in self.layers if layer is not None]
+    def trimmed(self, b: int, length: int) -> list[LayerKV]:
+        """Row b's K/V up to `length`, copied out of the batch's storage."""
+        return [LayerKV(layer.k[b : b + 1, :, :length].clone(), layer.v[b : b + 1, :, :length].clone())
+                for layer in self.layers if layer is not None]

@@ -9,6 +9,7 @@ policy write some of them, then grow spans that filled without an end token. Fix
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 
 import torch
@@ -19,7 +20,7 @@ from engine.denoise.margins import record_margins
 from engine.denoise.policies import propose
 from engine.denoise.rows import LoopRows
 from engine.denoise.seam import LoadedModel
-from engine.denoise.state import LoopState, RowFeed
+from engine.denoise.state import DocKeys, LoopState, RowFeed
 from engine.models.layers import fused_kernels_only
 from engine.params import DenoiseParams
 from engine.types import InfillRequest, InfillResult
@@ -35,17 +36,20 @@ class Denoiser:
         requests: list[InfillRequest],
         params: DenoiseParams,
         cancel: Callable[[], bool] | None = None,
-        warm: DocKV | None = None,
+        documents: DocKeys | None = None,
         feed: RowFeed | None = None,
-    ) -> tuple[list[InfillResult], DocKV | None]:
-        """Denoise every row. With a `feed` (`engine.denoise.state`), requests join between steps and each row
-        is handed to `feed.done` and leaves the batch as soon as it is done."""
+    ) -> list[InfillResult]:
+        """Denoise every row. With `documents`, a row naming a document starts from its kept keys and, when
+        it finishes, keeps its own for the document's next request (`engine.denoise.state.DocKeys`). With a
+        `feed` (`engine.denoise.state`), requests join between steps and each row is handed to `feed.done`
+        and leaves the batch as soon as it is done."""
         with torch.inference_mode(), fused_kernels_only(self.loaded.device):
-            state = self._start(requests, params, warm)
+            state = self._start(requests, params, documents)
             gen = torch.Generator(device=self.loaded.device).manual_seed(params.seed)
             while state.open():
                 if feed is not None and (joining := feed.admit()):
                     state.join(self._build(joining), joining, params.steps)
+                    self._warm(state, len(joining), params)
                 if cancel is not None and cancel():
                     state.cancelled = True
                     break
@@ -57,16 +61,23 @@ class Denoiser:
                 self.step(state, params, gen, feed)
                 if feed is not None:
                     state.hand_over(feed)
-            return self._finish(state, requests, params, feed)
+            return self._finish(state, requests, feed)
 
     def prefill(self, request: InfillRequest, params: DenoiseParams, warm: DocKV | None = None) -> DocKV | None:
         """Run only the first step's forward over `request` (what the fixed text needs: all of it, or what
         `warm` lacks) and return what the document keeps, writing nothing."""
         with torch.inference_mode(), fused_kernels_only(self.loaded.device):
-            state = self._start([request], params, warm)
-            _, targets = state.commit.targets(state.batch)
-            state.predictor.predict(state.batch, targets, state.changed)
-            return state.predictor.keep(state.batch)
+            state = self._start([request], params, None)
+            if warm is not None:
+                state.predictor.warm(warm, state.batch, 0)
+            return self._prefill(state)
+
+    def _prefill(self, state: LoopState) -> DocKV | None:
+        """The first step's forward over the one row of `state`, counted in its stats; what it keeps."""
+        _, targets = state.commit.targets(state.batch)
+        _, ran = state.predictor.predict(state.batch, targets, state.changed)
+        state.rows.counted(torch.ones(1, dtype=torch.long), ran, time.perf_counter() - state.started)
+        return state.predictor.keep(state.batch, 0)
 
     def _build(self, requests: list[InfillRequest]) -> CanvasBatch:
         sp = self.special
@@ -75,17 +86,39 @@ class Denoiser:
                                  [r.span_leads for r in requests], [r.span_ends for r in requests],
                                  [r.span_refs for r in requests], [r.span_rivals for r in requests])
 
-    def _start(self, requests: list[InfillRequest], params: DenoiseParams, warm: DocKV | None) -> LoopState:
+    def _start(self, requests: list[InfillRequest], params: DenoiseParams, documents: DocKeys | None) -> LoopState:
         family = self.loaded.family
         batch = self._build(requests)
         predictor = family.predictor(self.loaded, batch, params)
-        if params.cache == "fixed" and warm is not None and len(requests) == 1:
-            predictor.warm(warm, batch)
         commit = family.commit(self.loaded, params, self.special)
         commit.begin(batch)
         rows = LoopRows.start(requests, batch.masked, params.steps, 0)
-        return LoopState(batch, rows, predictor, commit, self.special.end_ids, torch.zeros_like(batch.masked),
-                         taken=len(requests))
+        state = LoopState(batch, rows, predictor, commit, self.special.end_ids, torch.zeros_like(batch.masked),
+                          taken=len(requests), documents=documents if params.cache == "fixed" else None)
+        self._warm(state, len(requests), params)
+        return state
+
+    def _warm(self, state: LoopState, n: int, params: DenoiseParams) -> None:
+        """The last `n` rows (just started or joined) start from their documents' kept keys. Rows of a
+        document that has none yet share one prefill, the first's, when several of them came in together (a
+        completion's alternatives); the first row taken keeps its own keys when it is done."""
+        if state.documents is None:
+            return
+        named = [(b, doc_id) for b in range(len(state.rows.index) - n, len(state.rows.index))
+                 if (doc_id := state.rows.requests[b].doc_id) is not None]
+        counts = Counter(doc_id for _, doc_id in named)
+        shared: dict[str, DocKV | None] = {}
+        for b, doc_id in named:
+            state.keeper.setdefault(doc_id, state.rows.index[b])
+            if doc_id not in shared:
+                kept = state.documents.get(doc_id)
+                if kept is None and counts[doc_id] > 1:
+                    alone = self._start([state.rows.requests[b]], params, None)
+                    kept = self._prefill(alone)
+                    state.rows.stats[b] = alone.rows.stats[0]  # its prefill is the row's first forward
+                shared[doc_id] = kept
+            if (kept := shared[doc_id]) is not None:
+                state.predictor.warm(kept, state.batch, b)
 
     def step(self, state: LoopState, params: DenoiseParams, gen: torch.Generator, feed: RowFeed | None) -> None:
         """One denoising step over every live row with masks."""
@@ -118,20 +151,15 @@ class Denoiser:
         state.widen_changed()
         rows.counted(active, ran, time.perf_counter() - started)
 
-    def _finish(self, state: LoopState, requests: list[InfillRequest], params: DenoiseParams,
-                feed: RowFeed | None) -> tuple[list[InfillResult], DocKV | None]:
+    def _finish(self, state: LoopState, requests: list[InfillRequest], feed: RowFeed | None) -> list[InfillResult]:
         batch, rows = state.batch, state.rows
         if batch.drafts is not None:  # a cancelled run leaves unverified drafts: they were never written
             batch.x[batch.drafts] = self.special.mask_id
         for b, i in enumerate(rows.index):
-            state.done[i] = state.result(b, state.cancelled or rows.left[b])
+            state.done[i] = state.finish(b, state.cancelled or rows.left[b])
             if feed is not None:
                 feed.done(i, state.done[i])
-        keep = None
-        if (params.cache == "fixed" and state.taken == 1 and rows.index == [0] and requests[0].doc_id is not None
-                and not state.cancelled and not rows.left[0]):
-            keep = state.predictor.keep(batch)
-        return [state.done[i] for i in range(len(requests))], keep
+        return [state.done[i] for i in range(len(requests))]
 
 
 def open_spans(batch: CanvasBatch) -> list[list[bool]]:

@@ -52,8 +52,8 @@ class Predictor(Protocol):
 
     def __init__(self, loaded: LoadedModel, batch: CanvasBatch, params: DenoiseParams) -> None: ...
 
-    def warm(self, old: DocKV, batch: CanvasBatch) -> None:
-        """Reuse `old` (the last canvas of this document) for row 0 before the first step."""
+    def warm(self, old: DocKV, batch: CanvasBatch, b: int) -> None:
+        """Reuse `old` (the last canvas of this document) for row `b` before its first step."""
         ...
 
     def predict(self, batch: CanvasBatch, targets: torch.Tensor,
@@ -74,8 +74,8 @@ class Predictor(Protocol):
         """Only `rows`, in that order, stay in the batch."""
         ...
 
-    def keep(self, batch: CanvasBatch) -> DocKV | None:
-        """What to keep of row 0 for the document's next request, after the run."""
+    def keep(self, batch: CanvasBatch, b: int) -> DocKV | None:
+        """What to keep of row `b` for the document's next request, once the row is done."""
         ...
 
 

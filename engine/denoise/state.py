@@ -19,10 +19,19 @@ from typing import Protocol
 
 import torch
 
+from engine.cache.doc_cache import DocKV
 from engine.denoise.canvas_batch import CanvasBatch
 from engine.denoise.rows import LoopRows
 from engine.denoise.seam import CommitPolicy, Predictor
 from engine.types import InfillRequest, InfillResult, Span
+
+
+class DocKeys(Protocol):
+    """Documents' kept keys and values (`engine.cache.documents.Documents`)."""
+
+    def get(self, doc_id: str) -> DocKV | None: ...
+
+    def put(self, doc_id: str, kept: DocKV) -> None: ...
 
 
 class RowFeed(Protocol):
@@ -51,6 +60,8 @@ class LoopState:
     taken: int = 0  # requests taken so far, joiners included
     cancelled: bool = False
     done: dict[int, InfillResult] = field(default_factory=dict)
+    documents: DocKeys | None = None
+    keeper: dict[str, int] = field(default_factory=dict)  # per document, the request whose row keeps its keys
 
     def open(self) -> bool:
         return bool(self.batch.masked.any())
@@ -97,9 +108,19 @@ class LoopState:
             return
         for b in finished:
             i = self.rows.index[b]
-            self.done[i] = self.result(b, self.rows.left[b])
+            self.done[i] = self.finish(b, self.rows.left[b])
             feed.done(i, self.done[i])
         self.keep(staying)
+
+    def finish(self, b: int, cancelled: bool) -> InfillResult:
+        """Row b's result; a row that ran to its end keeps its keys for its document when it is the keeper."""
+        doc_id = self.rows.requests[b].doc_id
+        if (not cancelled and self.documents is not None and doc_id is not None
+                and self.keeper.get(doc_id) == self.rows.index[b]):
+            kept = self.predictor.keep(self.batch, b)
+            if kept is not None:
+                self.documents.put(doc_id, kept)
+        return self.result(b, cancelled)
 
     def result(self, b: int, cancelled: bool) -> InfillResult:
         batch = self.batch

@@ -81,19 +81,19 @@ class AnchoredPredictor:
         positions, segments, view = self._views[key]
         return positions, segments, view, key
 
-    def warm(self, old: DocKV, batch: CanvasBatch) -> None:
-        """Reuse `old` (the last canvas of this document) for row 0, segment by segment."""
+    def warm(self, old: DocKV, batch: CanvasBatch, b: int) -> None:
+        """Reuse `old` (the last canvas of this document) for row b, segment by segment."""
         if old.spans is None:
             return
-        new_ids = batch.row_ids(0)
-        new_segments = _fixed_segments(new_ids, batch.rows[0].spans)
+        new_ids = batch.row_ids(b)
+        new_segments = _fixed_segments(new_ids, batch.rows[b].spans)
         old_segments = _fixed_segments(old.ids, old.spans)
         pairs = [(0, 0)]
         if len(new_segments) == len(old_segments):
             pairs += [(i, i) for i in range(1, len(new_segments))]
         elif len(new_segments) > 1 and len(old_segments) > 1:
             pairs.append((len(new_segments) - 1, len(old_segments) - 1))
-        new_pos, _ = layout(len(new_ids), batch.rows[0].spans, self.room)
+        new_pos, _ = layout(len(new_ids), batch.rows[b].spans, self.room)
         old_pos, _ = layout(len(old.ids), old.spans, self.room)
         for i, j in pairs:
             (ns, ne), (os_, oe) = new_segments[i], old_segments[j]
@@ -109,9 +109,9 @@ class AnchoredPredictor:
                 if delta:
                     k = rotated_by(k, torch.full((1, same), delta, device=k.device), self.model.rotary_dim,
                                    self.model.shape.rope_theta)
-                own.k[0, :, ns : ns + same] = k[0]
-                own.v[0, :, ns : ns + same] = cached.v[0, :, os_ : os_ + same]
-            self.kv.ids[0, ns : ns + same] = torch.tensor(new_ids[ns : ns + same], device=self.kv.ids.device)
+                own.k[b, :, ns : ns + same] = k[0]
+                own.v[b, :, ns : ns + same] = cached.v[0, :, os_ : os_ + same]
+            self.kv.ids[b, ns : ns + same] = torch.tensor(new_ids[ns : ns + same], device=self.kv.ids.device)
 
     def grew(self, batch: CanvasBatch, b: int, span: int, n: int) -> None:
         """n masks were inserted at the end of span `span` of row b: move the cached slots after them, and
@@ -225,10 +225,10 @@ class AnchoredPredictor:
                     out[b, start:end] = True
         return out
 
-    def keep(self, batch: CanvasBatch) -> DocKV | None:
-        length = batch.lengths[0]
-        return DocKV(self.kv.ids[0, :length].tolist(), self.kv.trimmed(length),
-                     [(s[0], s[1]) for s in batch.rows[0].spans])
+    def keep(self, batch: CanvasBatch, b: int) -> DocKV | None:
+        length = batch.lengths[b]
+        return DocKV(self.kv.ids[b, :length].tolist(), self.kv.trimmed(b, length),
+                     [(s[0], s[1]) for s in batch.rows[b].spans])
 
 
 def _copied(view: RightView, shape: torch.Size) -> torch.Tensor:

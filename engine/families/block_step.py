@@ -127,15 +127,15 @@ class BlockPredictor:
         self.kv.update(group, ctx.layers, query, x)
         return logits
 
-    def warm(self, old: DocKV, batch: CanvasBatch) -> None:
-        """Reuse the complete blocks at the start of row 0's sequence that equal the last request's."""
+    def warm(self, old: DocKV, batch: CanvasBatch, b: int) -> None:
+        """Reuse the complete blocks at the start of row b's sequence that equal the last request's."""
         if old.block != self.size or not old.layers:
             return
         layout = self.layout(batch)
-        order = layout.order[0]
+        order = layout.order[b]
         read = (order >= 0).nonzero().flatten()
         sequence = read[order[read].argsort()]  # canvas positions in sequence order
-        ids = batch.x[0, sequence].tolist()
+        ids = batch.x[b, sequence].tolist()
         same = 0
         limit = min(len(ids), len(old.ids))
         while same < limit and ids[same] == old.ids[same] and ids[same] != batch.mask_id:
@@ -146,20 +146,20 @@ class BlockPredictor:
         where = sequence[:reuse]
         for own, cached in zip(self.kv.layers, old.layers):
             assert own is not None
-            own.k[0, :, where] = cached.k[0, :, :reuse]
-            own.v[0, :, where] = cached.v[0, :, :reuse]
-        self.final[0, where] = True
+            own.k[b, :, where] = cached.k[0, :, :reuse]
+            own.v[b, :, where] = cached.v[0, :, :reuse]
+        self.final[b, where] = True
 
-    def keep(self, batch: CanvasBatch) -> DocKV | None:
-        """Row 0's final keys and values in sequence order (a prefix of whole blocks)."""
+    def keep(self, batch: CanvasBatch, b: int) -> DocKV | None:
+        """Row b's final keys and values in sequence order (a prefix of whole blocks)."""
         if not self.use_cache:
             return None
         layout = self.layout(batch)
-        order = layout.order[0]
-        final = (self.final[0] & (order >= 0)).nonzero().flatten()
+        order = layout.order[b]
+        final = (self.final[b] & (order >= 0)).nonzero().flatten()
         sequence = final[order[final].argsort()]
         if sequence.numel() == 0:
             return None
-        layers = [LayerKV(layer.k[0:1, :, sequence], layer.v[0:1, :, sequence])
+        layers = [LayerKV(layer.k[b : b + 1, :, sequence], layer.v[b : b + 1, :, sequence])
                   for layer in self.kv.layers if layer is not None]
-        return DocKV(batch.x[0, sequence].tolist(), layers, block=self.size)
+        return DocKV(batch.x[b, sequence].tolist(), layers, block=self.size)

@@ -30,7 +30,7 @@ from torch import nn
 
 from engine.denoise.canvas_batch import find_spans
 from engine.denoise.seam import Family, LoadedModel, LoadSpec
-from engine.denoise.state import RowFeed
+from engine.denoise.state import DocKeys, RowFeed
 from engine.families.block_layout import row_order
 from engine.loading.build import CONTEXT_CAP
 from engine.loading.checkpoint import CheckpointError, weight_files
@@ -102,7 +102,7 @@ class GemmaRunner:
         self.end_ids = loaded.special.end_ids | set(eos if isinstance(eos, (list, tuple)) else [eos] if eos else [])
 
     def run(self, requests: list[InfillRequest], params: DenoiseParams, cancel: Callable[[], bool] | None = None,
-            warm: Any = None, feed: RowFeed | None = None) -> tuple[list[InfillResult], None]:
+            documents: DocKeys | None = None, feed: RowFeed | None = None) -> list[InfillResult]:
         queue = list(requests)
         done: list[InfillResult] = []
         index = 0
@@ -117,7 +117,7 @@ class GemmaRunner:
                     feed.stepped(1)
                 done.append(result)
                 index += 1
-        return done[: len(requests)], None
+        return done[: len(requests)]
 
     def _fill(self, request: InfillRequest, params: DenoiseParams, stopped: Callable[[], bool],
               count: dict[str, int]) -> InfillResult:

@@ -39,12 +39,16 @@ class FullAttentionPredictor:
         self.stale = torch.ones(n, dtype=torch.bool)  # rows whose cached K/V must be recomputed in full
         self.rerun = torch.zeros_like(batch.masked)  # positions whose cached K/V are out of date
 
-    def warm(self, warm: DocKV, batch: CanvasBatch) -> None:
-        warmed = warm_layers(warm, batch.row_ids(0), self.loaded.special.mask_id, self.loaded.model)
+    def warm(self, warm: DocKV, batch: CanvasBatch, b: int) -> None:
+        ids = batch.row_ids(b)
+        warmed = warm_layers(warm, ids, self.loaded.special.mask_id, self.loaded.model)
         if warmed is not None:
-            self.kv.layers, edited = warmed
-            self.rerun[0, edited[0]] = True
-            self.stale[0] = False
+            layers, edited = warmed
+            cached = torch.ones(len(ids), dtype=torch.bool)
+            cached[edited[0].cpu()] = False
+            self.kv.put_row(b, layers, torch.tensor(ids, device=self.kv.ids.device), cached.to(self.kv.ids.device))
+            self.rerun[b, edited[0]] = True
+            self.stale[b] = False
 
     def add_rows(self, n: int) -> None:
         """n rows joined the batch: their first step is a full forward."""
@@ -119,7 +123,7 @@ class FullAttentionPredictor:
         assert out is not None
         return out
 
-    def keep(self, batch: CanvasBatch) -> DocKV | None:
+    def keep(self, batch: CanvasBatch, b: int) -> DocKV | None:
         if not self.use_cache or not self.kv.ready:
             return None
-        return DocKV(self.kv.ids[0, : batch.lengths[0]].tolist(), self.kv.trimmed(batch.lengths[0]))
+        return DocKV(self.kv.ids[b, : batch.lengths[b]].tolist(), self.kv.trimmed(b, batch.lengths[b]))

@@ -160,7 +160,7 @@ def test_doc_cache_reuses_rerotated_suffix_keys(dream):
     after = canvas(dream, "import sys\n" * 2 + "import json\n" + "import sys\n" * 3 + "def g():\n    ", 5,
                    "\n" + "y = 2\n" * 8)
     r = dream.infill([InfillRequest(before, doc_id="doc")], DenoiseParams.fast())[0]
-    kept = dream._docs.get("doc")
+    kept = dream.doc_cache.get("doc")
     assert isinstance(kept, DocKV) and len(kept.ids) == len(r.canvas)
     warmed = warm_layers(kept, after, dream.special.mask_id, model)
     assert warmed is not None

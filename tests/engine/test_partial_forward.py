@@ -42,7 +42,7 @@ def test_committed_tokens_are_rerun_once_and_the_cache_says_what_it_holds(dream)
     params = DenoiseParams.fast(threshold=1.0).with_(fill_after_eos=False)  # one commit per step
     result = dream.infill([InfillRequest(ids, doc_id="d")], params)[0]
     assert result.stats.forward_passes == 9
-    kept = dream._docs.get("d")
+    kept = dream.doc_cache.get("d")
     assert kept is not None and len(kept.ids) == len(result.canvas)
     differs = [i for i, (a, b) in enumerate(zip(kept.ids, result.canvas)) if a != b]
     assert len(differs) == 1 and differs[0] in range(ids.index(sp.mask_id), ids.index(sp.mask_id) + 9)
