@@ -63,6 +63,7 @@ class ModelUnavailable(RuntimeError):
 
 
 RECONNECT_SECONDS = 2.0
+SAMPLED_TEMPERATURE = 0.8  # an invoked completion's sampled alternatives
 """How long requests answer empty after the engine server failed before one tries to reach it again."""
 
 
@@ -230,23 +231,25 @@ class InferenceBackend:
     ) -> Outcome:
         """Up to `alternatives` different completions of `spot` (`infill.plan_completion`'s), deduplicated.
         The first is greedy at the planned length; alternatives come from other lengths (one batch; not for
-        an engine that writes left to right, where the mask count does not decide the length), then from
-        sampling with other seeds. An `automatic` trigger's completion stops after its first statement when the
-        settings say so (`automaticUntil`)."""
+        an engine that writes left to right, where the mask count does not decide the length), then, when
+        those are not enough, from sampling (a second batch, one row per alternative). Every row names the
+        document, so each starts from its kept keys. An `automatic` trigger's completion stops after its
+        first statement when the settings say so (`automaticUntil`)."""
         engine = self._require_engine()
         started = time.perf_counter()
         header = _header(context, engine, spot.start)
         first = automatic and settings.automatic_until == "statement"
         deadline = settings.automatic_ms if automatic and settings.automatic_ms else None
-        rounds: list[tuple[list[Any], int, float]] = [([spot], 0, 0.0)]
-        if alternatives > 1:
-            lengths = [spot] if engine.left_to_right else [spot, _resized(spot, 2.0), _resized(spot, 0.5)]
-            rounds = [(lengths, 0, 0.0), ([spot], 1, 0.8), ([spot], 2, 0.8)]
+        lengths = [spot]
+        if alternatives > 1 and not engine.left_to_right:
+            lengths = [spot, _resized(spot, 2.0), _resized(spot, 0.5)]
         found: list[Replacement] = []
-        for variants, seed, temperature in rounds:
-            if len(found) >= alternatives:
+        for sampled in (False, True):
+            wanted = alternatives - len(found)
+            if sampled and (alternatives == 1 or wanted <= 0):
                 break
-            jobs = [(text, [variant], doc_id if i == 0 else None) for i, variant in enumerate(variants)]
+            variants, seed, temperature = ([spot] * wanted, 1, SAMPLED_TEMPERATURE) if sampled else (lengths, 0, 0.0)
+            jobs: list[tuple[str, list[Any], str | None]] = [(text, [variant], doc_id) for variant in variants]
             for outcome in self._fill(jobs, settings, language, cancel, seed, temperature, context=header,
                                       first_statement=first, deadline_ms=deadline):
                 if outcome.cancelled:
