@@ -85,6 +85,7 @@ class AnchoredPredictor:
         """Reuse `old` (the last canvas of this document) for row b, segment by segment."""
         if old.spans is None:
             return
+        self.kv.fit(batch.x.shape[1], self.kv.extra)  # a row that joined may be wider than the batch was
         new_ids = batch.row_ids(b)
         new_segments = _fixed_segments(new_ids, batch.rows[b].spans)
         old_segments = _fixed_segments(old.ids, old.spans)

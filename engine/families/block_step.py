@@ -131,6 +131,7 @@ class BlockPredictor:
         """Reuse the complete blocks at the start of row b's sequence that equal the last request's."""
         if old.block != self.size or not old.layers:
             return
+        self._fit(batch.x.shape[1])  # a row that joined may be wider than the batch was
         layout = self.layout(batch)
         order = layout.order[b]
         read = (order >= 0).nonzero().flatten()

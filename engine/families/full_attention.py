@@ -46,6 +46,8 @@ class FullAttentionPredictor:
             layers, edited = warmed
             cached = torch.ones(len(ids), dtype=torch.bool)
             cached[edited[0].cpu()] = False
+            self.kv.fit_width(batch.x.shape[1])  # a row that joined may be wider than the batch was
+            self.rerun = torch.nn.functional.pad(self.rerun, (0, batch.x.shape[1] - self.rerun.shape[1]))
             self.kv.put_row(b, layers, torch.tensor(ids, device=self.kv.ids.device), cached.to(self.kv.ids.device))
             self.rerun[b, edited[0]] = True
             self.stale[b] = False

@@ -109,3 +109,38 @@ def test_calls_that_share_a_shared_engine_s_loop_each_keep_their_document(engine
     cold = engine.infill([InfillRequest(first)], params)[0]
     assert engine.doc_cache.get("a") is not None and engine.doc_cache.get("b") is not None
     assert all(r.stats.prompt_positions < cold.stats.prompt_positions // 2 for r in again)
+
+
+class _JoinOnce:
+    """A `RowFeed` whose requests join the running loop at its first step."""
+
+    def __init__(self, joining: list[InfillRequest]) -> None:
+        self.joining = joining
+        self.results: dict[int, InfillResult] = {}
+
+    def admit(self) -> list[InfillRequest]:
+        joining, self.joining = self.joining, []
+        return joining
+
+    def done(self, index: int, result: InfillResult) -> None:
+        self.results[index] = result
+
+    def stepped(self, rows: int) -> None:
+        pass
+
+
+@pytest.mark.parametrize("family", ["anchored", "dream", "sdar"])
+def test_a_row_that_joins_wider_than_the_batch_starts_from_its_document_s_keys(engines, family):
+    engine = engines[family]
+    params = DenoiseParams.fast(0.5)
+    first, (_, wide, narrow) = _canvases(engine)
+
+    def first_request() -> object:
+        return engine.infill([InfillRequest(first, doc_id="doc")], params)
+
+    ((alone, _),) = _each_alone(engine, [wide], params, first_request)
+    first_request()
+    feed = _JoinOnce([InfillRequest(wide, doc_id="doc")])
+    engine.infill([InfillRequest(narrow)], params, feed=feed)
+    assert feed.results[1].canvas == alone.canvas
+    assert feed.results[1].stats.positions == alone.stats.positions
