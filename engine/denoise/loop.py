@@ -101,7 +101,9 @@ class Denoiser:
     def _warm(self, state: LoopState, n: int, params: DenoiseParams) -> None:
         """The last `n` rows (just started or joined) start from their documents' kept keys. Rows of a
         document that has none yet share one prefill, the first's, when several of them came in together (a
-        completion's alternatives); the first row taken keeps its own keys when it is done."""
+        completion's alternatives). The first of them keeps its keys for the document when it is done: the
+        newest text of the document, where an earlier row of it still runs (a keystroke's request that the
+        next one supersedes)."""
         if state.documents is None:
             return
         named = [(b, doc_id) for b in range(len(state.rows.index) - n, len(state.rows.index))
@@ -109,8 +111,8 @@ class Denoiser:
         counts = Counter(doc_id for _, doc_id in named)
         shared: dict[str, DocKV | None] = {}
         for b, doc_id in named:
-            state.keeper.setdefault(doc_id, state.rows.index[b])
             if doc_id not in shared:
+                state.keeper[doc_id] = state.rows.index[b]
                 kept = state.documents.get(doc_id)
                 if kept is None and counts[doc_id] > 1:
                     alone = self._start([state.rows.requests[b]], params, None)

@@ -144,3 +144,17 @@ def test_a_row_that_joins_wider_than_the_batch_starts_from_its_document_s_keys(e
     engine.infill([InfillRequest(narrow)], params, feed=feed)
     assert feed.results[1].canvas == alone.canvas
     assert feed.results[1].stats.positions == alone.stats.positions
+
+
+def test_a_document_keeps_the_keys_of_its_newest_row(engines):
+    """A row of a document joins while an older row of it still runs (the request of the next keystroke):
+    the newer row keeps its keys, whichever finishes last."""
+    engine = engines["anchored"]
+    params = DenoiseParams.fast(0.5)
+    first, (_, wide, _) = _canvases(engine)
+    engine.forget("doc")
+    feed = _JoinOnce([InfillRequest(first, doc_id="doc")])
+    engine.infill([InfillRequest(wide, doc_id="doc")], params, feed=feed)
+    kept = engine.doc_cache.get("doc")
+    spans = [[(span.start, span.end) for span in feed.results[i].spans] for i in (0, 1)]
+    assert kept is not None and kept.spans == spans[1] != spans[0]
