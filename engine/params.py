@@ -47,12 +47,13 @@ class DenoiseParams:
         the text after their gap) and commits one token per span per step: greedy autoregressive decoding
         of the base from the prefix, the baseline every figure is compared with.
 
-    verify: left-to-right families (anchored), greedy: the masks after each span's first are drafts
-        (those proposed with confidence >= `threshold`), kept only when the next step's committed rows
-        propose the same tokens (`policies.speculate`), so the output is exactly one-token-per-step
-        decoding and `threshold` only sets how much is drafted. False: the masks after the first are
-        committed outright while their confidence reaches `threshold` (`policies.select_leading_run`),
-        as with sampling (temperature > 0), where drafts are never verified.
+    verify: left-to-right families (anchored): the masks after each span's first are drafts (those
+        proposed with confidence >= `threshold`), kept only when the next step's committed rows propose
+        the same tokens (`policies.speculate`), so greedy output is exactly one-token-per-step decoding,
+        and with sampling each written token is a draw from the logits of the text before it, as
+        one-token-per-step sampling draws it; `threshold` only sets how much is drafted. False: the masks
+        after the first are committed outright while their confidence reaches `threshold`
+        (`policies.select_leading_run`): faster where drafts are often wrong, not exact.
 
     Left-to-right families commit a leading run of each span every step; the reference rule commits one
     token per span per step; `block` 0 means the family's trained lookahead.

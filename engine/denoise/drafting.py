@@ -53,10 +53,11 @@ class DraftPolicy:
                 self.drafted += drafted
                 self.kept += kept
 
-    def plan(self) -> Plan:
+    def plan(self, kept_rate: float | None = None) -> Plan:
+        """The plan for the rate of drafts kept so far, or for `kept_rate`."""
         if not self.row_cost:
             return Plan(self.lookahead, self.lookahead - 1)
-        p = self.kept_rate
+        p = self.kept_rate if kept_rate is None else kept_rate
 
         def tokens(drafts: int) -> float:
             return 1 + sum(p**i for i in range(1, drafts + 1))

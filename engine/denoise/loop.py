@@ -17,7 +17,7 @@ import torch
 from engine.cache.doc_cache import DocKV
 from engine.denoise.canvas_batch import CanvasBatch
 from engine.denoise.margins import record_margins
-from engine.denoise.policies import propose
+from engine.denoise.policies import gumbel_noise, propose
 from engine.denoise.rows import LoopRows
 from engine.denoise.seam import LoadedModel
 from engine.denoise.state import DocKeys, LoopState, RowFeed
@@ -45,7 +45,6 @@ class Denoiser:
         and leaves the batch as soon as it is done."""
         with torch.inference_mode(), fused_kernels_only(self.loaded.device):
             state = self._start(requests, params, documents)
-            gen = torch.Generator(device=self.loaded.device).manual_seed(params.seed)
             while state.open():
                 if feed is not None and (joining := feed.admit()):
                     state.join(self._build(joining), joining, params.steps)
@@ -58,7 +57,7 @@ class Denoiser:
                         state.hand_over(feed)
                     if not state.open():
                         break
-                self.step(state, params, gen, feed)
+                self.step(state, params, feed)
                 if feed is not None:
                     state.hand_over(feed)
             return self._finish(state, requests, feed)
@@ -122,7 +121,7 @@ class Denoiser:
             if (kept := shared[doc_id]) is not None:
                 state.predictor.warm(kept, state.batch, b)
 
-    def step(self, state: LoopState, params: DenoiseParams, gen: torch.Generator, feed: RowFeed | None) -> None:
+    def step(self, state: LoopState, params: DenoiseParams, feed: RowFeed | None) -> None:
         """One denoising step over every live row with masks."""
         batch, rows = state.batch, state.rows
         started = time.perf_counter()
@@ -136,12 +135,16 @@ class Denoiser:
         if params.eos_penalty:
             logits[:, sorted(self.special.end_ids)] -= params.eos_penalty
         batch.constrain(targets, logits)
-        tokens, score = propose(logits, params.alg, params.temperature, params.top_p, gen, state.commit.precision)
+        noise = None
+        if params.temperature > 0:
+            keys = [(rows.index[b], p) for b, p in targets.nonzero().tolist()]
+            noise = gumbel_noise(params.seed, keys, logits.shape[-1], logits.device)
+        tokens, score = propose(logits, params.alg, params.temperature, params.top_p, noise, state.commit.precision)
         refused = batch.refuse_early_ends(targets, tokens, logits, self.special.end_ids)
         if refused:
             again = torch.tensor(refused, device=tokens.device)
-            tokens[again], score[again] = propose(logits[again], params.alg, params.temperature, params.top_p, gen,
-                                                  state.commit.precision)
+            tokens[again], score[again] = propose(logits[again], params.alg, params.temperature, params.top_p,
+                                                  None if noise is None else noise[again], state.commit.precision)
         new_x = state.commit.commit(batch, candidates, targets, tokens, score, rows)
         was_open = open_spans(batch)
         state.changed = new_x != batch.x

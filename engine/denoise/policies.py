@@ -1,10 +1,11 @@
-"""Pure sampling and commit policies: tensors in, tensors out, randomness only from the given generator.
+"""Pure sampling and commit policies: tensors in, tensors out, randomness only from the given noise.
 
 Proposals work on the logits of the masked positions only, (M, V), never on the whole canvas.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import torch
@@ -28,12 +29,13 @@ def propose(
     alg: Alg,
     temperature: float,
     top_p: float | None,
-    generator: torch.Generator | None,
+    noise: torch.Tensor | None,
     dtype: torch.dtype = torch.float32,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """A candidate token and a confidence score for each masked position, as Dream's sampler computes them.
 
-    temperature 0 takes the argmax; otherwise a categorical draw from softmax(logits / temperature).
+    temperature 0 takes the argmax; otherwise a draw from softmax(logits / temperature): the argmax of the
+    scaled logits plus `noise` (M, V), Gumbel noise (`gumbel_noise`).
     `dtype` float64 reproduces LLaDA's sampler, which ranks confidences in double precision.
     Scores: maskgit_plus = probability of the candidate, topk_margin = p1 - p2, entropy = sum p log p.
     """
@@ -44,7 +46,8 @@ def propose(
         logits = top_p_filter(logits, top_p)
     probs = logits.softmax(-1)
     if temperature > 0:
-        tokens = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        assert noise is not None, "sampling needs noise"
+        tokens = (logits + noise.to(dtype)).argmax(-1)
         chosen = probs.gather(-1, tokens[:, None]).squeeze(-1)
     else:
         chosen, tokens = probs.max(-1)
@@ -56,6 +59,23 @@ def propose(
     else:
         score = (probs * torch.log(probs + 1e-10)).sum(-1)
     return tokens, score
+
+
+def gumbel_noise(seed: int, keys: list[tuple[int, int]], vocab: int, device: torch.device) -> torch.Tensor:
+    """(len(keys), vocab) Gumbel noise, the same for a key (request, canvas position) whenever it is drawn.
+
+    A position is proposed for more than once (a draft, then the step that verifies it, or a proposal a
+    span end refused), from other logits each time as the text before it changes; the argmax of the logits
+    plus noise fixed for the position is a draw from whichever logits hold when the token is written, so
+    a seed writes the same tokens whatever the plan of drafts or the rows beside it, and verified drafting
+    samples exactly what one-token-per-step decoding samples."""
+    out = torch.empty((len(keys), vocab))
+    generator = torch.Generator()
+    for i, (request, position) in enumerate(keys):
+        digest = hashlib.blake2b(f"{seed}/{request}/{position}".encode(), digest_size=8).digest()
+        generator.manual_seed(int.from_bytes(digest, "little") >> 1)
+        out[i].uniform_(generator=generator)
+    return (-(-out.clamp_min(1e-20).log()).log()).to(device)
 
 
 def threshold_confidence(score: torch.Tensor, alg: Alg) -> torch.Tensor:

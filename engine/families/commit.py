@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from engine.denoise.drafting import DraftPolicy, Plan
+from engine.denoise.drafting import PRIOR_KEPT, DraftPolicy, Plan
 from engine.denoise.policies import (
     end_run,
     select_leading_run,
@@ -79,7 +79,7 @@ class LeadingRunCommit:
         self.params = params
         self.special = special
         self.precision = torch.float32
-        self.verifies = params.verify and params.temperature == 0
+        self.verifies = params.verify
         ranked = params.rule == "threshold" and params.adapter
         self.threshold = params.threshold if ranked else float("inf")
         self.drafting: DraftPolicy | None = None
@@ -88,6 +88,8 @@ class LeadingRunCommit:
         elif params.block or not self.verifies:
             block = params.block or loaded.family.lookahead
             self.plan = Plan(block, block - 1)
+        elif params.temperature > 0:  # sampled drafts are kept less often: not counted in the greedy rate
+            self.plan = loaded.drafting.plan(PRIOR_KEPT)
         else:
             self.drafting = loaded.drafting
             self.plan = self.drafting.plan()

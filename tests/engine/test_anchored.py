@@ -162,6 +162,29 @@ def test_verified_drafts_write_exactly_what_one_token_a_step_writes(anchored, th
         anchored.infill([InfillRequest(repeated)], DenoiseParams.reference())[0].canvas
 
 
+@pytest.mark.usefixtures("float32_keys")
+def test_verified_drafts_sample_what_one_token_a_step_samples(anchored):
+    """With sampling, a draft is kept only where the token drawn for its position, from the logits of the
+    text written before it, is the draft; each position's draw uses noise fixed for it (`gumbel_noise`), so
+    drafting writes token for token what one-token-per-step sampling writes with the same seed, alone or
+    beside other rows. Two rows of one canvas draw apart."""
+    sp = anchored.special
+    request = InfillRequest(_multi_spot(anchored), max_grow=16)
+    other = InfillRequest([sp.bos_id] + anchored.tokenizer.encode("x = 1\ny = ") + [sp.mask_id] * 3 + [sp.eos_id])
+    unverified_differs = False
+    for seed in range(4):
+        sampled = DenoiseParams(threshold=0.0, temperature=0.7, seed=seed, fill_after_eos=False)
+        one_a_step = anchored.infill([request], DenoiseParams.reference().with_(temperature=0.7, seed=seed,
+                                                                               fill_after_eos=False))[0]
+        alone, twin = anchored.infill([request, request], sampled)
+        assert alone.canvas == one_a_step.canvas
+        assert twin.canvas != alone.canvas
+        assert anchored.infill([other, request], sampled)[1].canvas == twin.canvas  # second in its loop too
+        unverified = anchored.infill([request], sampled.with_(verify=False))[0]
+        unverified_differs |= unverified.canvas != one_a_step.canvas
+    assert unverified_differs  # guesses committed unverified are not what one token a step draws
+
+
 @pytest.mark.parametrize("threshold", [0.0, 0.9])
 def test_keys_kept_in_bfloat16_keep_drafting_exact(anchored, monkeypatch, threshold):
     """With the cache in bfloat16 (any CPU: emulated where it is not native), verified drafting still
