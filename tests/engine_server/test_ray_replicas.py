@@ -25,7 +25,7 @@ from infill import Spot, fill
 from tests.support.engine_process import EngineProcess
 from tests.support.ray_cluster import local_cluster
 
-LONG = 160  # masks of a slow canvas: one token a step, never an end token
+LONG = 480  # masks of a slow canvas: one token a step, never an end token (about 2 s: the kill lands mid-run)
 SLOW = {"threshold": 1.0, "eos_penalty": 100.0}
 KEY = "replica-test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
