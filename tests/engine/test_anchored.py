@@ -9,22 +9,10 @@ import pytest
 import torch
 from transformers import LlamaForCausalLM
 
-from engine import DenoiseParams, Engine, InfillRequest
+from engine import DenoiseParams, InfillRequest
 from engine.models.anchored import layout, right_view
+from tests.support.anchored_canvas import multi_spot
 from tests.support.reference_llama import reference_llama
-
-
-@pytest.fixture(scope="module")
-def anchored(tiny_anchored) -> Engine:
-    return Engine.load(tiny_anchored, device="cpu")
-
-
-@pytest.fixture
-def float32_keys(anchored, monkeypatch):
-    """The cache in float32 whatever this CPU's default (`engine.cache.kv_dtype`), for tests that hold the
-    cached forms to the uncached ones: to float rounding, or token for token at the tiny random model's
-    near-ties, which keys rounded to bfloat16 part from."""
-    monkeypatch.setattr(anchored.loaded, "kv_dtype", None)
 
 
 def _greedy(ref: LlamaForCausalLM, ids: list[int], n: int) -> list[int]:
@@ -62,19 +50,12 @@ def test_adapter_on_reads_the_right_context(anchored):
     assert results[0] != results[1]
 
 
-def _multi_spot(anchored) -> list[int]:
-    sp, tok = anchored.special, anchored.tokenizer
-    return ([sp.bos_id] + tok.encode("import os\n\ndef first(items):\n    return") + [sp.mask_id] * 6
-            + tok.encode("\n\n\ndef last(items):\n    return") + [sp.mask_id] * 4
-            + tok.encode("\n\nprint(first([1]))\n") + [sp.eos_id])
-
-
 @pytest.mark.parametrize("threshold", [0.0, 0.3, 0.9])
 @pytest.mark.usefixtures("float32_keys")
 def test_the_cache_is_exact(anchored, threshold):
     """Cached steps (prefill once, then only new commits and read mask rows) give exactly the tokens of
     recomputing the whole canvas every step, with multi-token commits, two spans and span growth."""
-    request = InfillRequest(_multi_spot(anchored), max_grow=16)
+    request = InfillRequest(multi_spot(anchored), max_grow=16)
     params = DenoiseParams(threshold=threshold, fill_after_eos=False)
     cached = anchored.infill([request], params)[0]
     naive = anchored.infill([request], params.with_(cache="none"))[0]
@@ -88,7 +69,7 @@ def test_the_cache_is_exact(anchored, threshold):
 def test_each_gap_reads_at_most_the_right_context_the_adapter_was_trained_with(anchored, monkeypatch):
     """With two gaps, the first one's right context would run over the second gap to the end; it keeps
     the adapter's `max_right` tokens of fixed text (here 6), and the cache stays exact with the cut."""
-    ids = _multi_spot(anchored)
+    ids = multi_spot(anchored)
     model = anchored.loaded.model
     monkeypatch.setattr(model.adapter, "shape", dataclasses.replace(model.adapter.shape, max_right=6))
     spans = [(i, i + 6) for i in (ids.index(anchored.special.mask_id),)]
@@ -127,8 +108,8 @@ def test_a_batch_row_gets_what_it_gets_alone(anchored):
     sp, tok = anchored.special, anchored.tokenizer
     other = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
     params = DenoiseParams(threshold=0.3)
-    alone = anchored.infill([InfillRequest(_multi_spot(anchored))], params)[0]
-    together = anchored.infill([InfillRequest(other), InfillRequest(_multi_spot(anchored))], params)[1]
+    alone = anchored.infill([InfillRequest(multi_spot(anchored))], params)[0]
+    together = anchored.infill([InfillRequest(other), InfillRequest(multi_spot(anchored))], params)[1]
     assert alone.canvas == together.canvas
 
 
@@ -147,108 +128,18 @@ def test_keystrokes_reuse_the_document_cache_exactly(anchored):
     assert warm.stats.positions < cold.stats.positions
 
 
-@pytest.mark.parametrize("threshold", [0.0, 0.5, 0.9])
-@pytest.mark.usefixtures("float32_keys")
-def test_verified_drafts_write_exactly_what_one_token_a_step_writes(anchored, threshold):
-    """Drafts (from mask rows or copied from the canvas) are kept only when the committed rows agree, so
-    greedy decoding with drafting equals decoding one token per span per step, with two spans and growth."""
-    sp, tok = anchored.special, anchored.tokenizer
-    request = InfillRequest(_multi_spot(anchored), max_grow=16)
-    one_a_step = anchored.infill([request], DenoiseParams.reference().with_(fill_after_eos=False))[0]
-    drafted = anchored.infill([request], DenoiseParams(threshold=threshold, fill_after_eos=False))[0]
-    assert drafted.canvas == one_a_step.canvas
-    repeated = [sp.bos_id] + tok.encode("x = values[0]\ny = values[1]\nz = values[") + [sp.mask_id] * 8 + [sp.eos_id]
-    assert anchored.infill([InfillRequest(repeated)], DenoiseParams(threshold=threshold))[0].canvas == \
-        anchored.infill([InfillRequest(repeated)], DenoiseParams.reference())[0].canvas
-
-
-@pytest.mark.usefixtures("float32_keys")
-def test_verified_drafts_sample_what_one_token_a_step_samples(anchored):
-    """With sampling, a draft is kept only where the token drawn for its position, from the logits of the
-    text written before it, is the draft; each position's draw uses noise fixed for it (`gumbel_noise`), so
-    drafting writes token for token what one-token-per-step sampling writes with the same seed, alone or
-    beside other rows. Two rows of one canvas draw apart."""
-    sp = anchored.special
-    request = InfillRequest(_multi_spot(anchored), max_grow=16)
-    other = InfillRequest([sp.bos_id] + anchored.tokenizer.encode("x = 1\ny = ") + [sp.mask_id] * 3 + [sp.eos_id])
-    unverified_differs = False
-    for seed in range(4):
-        sampled = DenoiseParams(threshold=0.0, temperature=0.7, seed=seed, fill_after_eos=False)
-        one_a_step = anchored.infill([request], DenoiseParams.reference().with_(temperature=0.7, seed=seed,
-                                                                               fill_after_eos=False))[0]
-        alone, twin = anchored.infill([request, request], sampled)
-        assert alone.canvas == one_a_step.canvas
-        assert twin.canvas != alone.canvas
-        assert anchored.infill([other, request], sampled)[1].canvas == twin.canvas  # second in its loop too
-        unverified = anchored.infill([request], sampled.with_(verify=False))[0]
-        unverified_differs |= unverified.canvas != one_a_step.canvas
-    assert unverified_differs  # guesses committed unverified are not what one token a step draws
-
-
-@pytest.mark.parametrize("threshold", [0.0, 0.9])
-def test_keys_kept_in_bfloat16_keep_drafting_exact(anchored, monkeypatch, threshold):
-    """With the cache in bfloat16 (any CPU: emulated where it is not native), verified drafting still
-    writes what one token a step writes over the same cache, with two spans and growth: a decoding step's
-    attention gives a row the same bits alone as among others in any dtype."""
-    monkeypatch.setattr(anchored.loaded, "kv_dtype", torch.bfloat16)
-    request = InfillRequest(_multi_spot(anchored), max_grow=16)
-    one_a_step = anchored.infill([request], DenoiseParams.reference().with_(cache="fixed", fill_after_eos=False))[0]
-    drafted = anchored.infill([request], DenoiseParams(threshold=threshold, fill_after_eos=False))[0]
-    assert drafted.canvas == one_a_step.canvas
-
-
 def test_keys_kept_in_bfloat16_give_the_float32_logits_to_their_rounding(anchored, monkeypatch):
     """The same first step over a bfloat16 cache and a float32 one: logits a bfloat16 rounding apart,
     not equal (the keys were narrowed) and not further."""
     sp, tok = anchored.special, anchored.tokenizer
     short = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
-    canvases = [_multi_spot(anchored), short]
+    canvases = [multi_spot(anchored), short]
     monkeypatch.setattr(anchored.loaded, "kv_dtype", None)
     wide = _predict_fresh(anchored, canvases, written=2)
     monkeypatch.setattr(anchored.loaded, "kv_dtype", torch.bfloat16)
     narrow = _predict_fresh(anchored, canvases, written=2)
     assert not torch.equal(wide, narrow)
     assert torch.allclose(wide, narrow, atol=0.05 * float(wide.abs().max()), rtol=0)
-
-
-class _EndAfter:
-    """A SpanEnd that calls a span complete once it holds `count` tokens; records what it was shown."""
-
-    def __init__(self, count: int) -> None:
-        self.count = count
-        self.seen: list[list[int]] = []
-
-    def reached(self, written) -> bool:
-        self.seen.append(list(written))
-        return len(written) >= self.count
-
-    def may_end(self, written) -> bool:
-        return True
-
-
-@pytest.mark.parametrize("threshold", [0.0, 0.9])
-def test_a_span_end_closes_the_span_and_keeps_what_was_written(anchored, threshold):
-    """A span whose SpanEnd is reached stops: its masks become end tokens, it does not grow, and what it
-    holds is what decoding without the end wrote up to there (verified tokens only, never drafts); the
-    other spans of the canvas write on."""
-    sp = anchored.special
-    params = DenoiseParams(threshold=threshold, fill_after_eos=False, eos_penalty=50.0)
-    canvas = _multi_spot(anchored)
-    free = anchored.infill([InfillRequest(canvas, max_grow=16)], params)[0]
-    end = _EndAfter(3)
-    ended = anchored.infill([InfillRequest(canvas, max_grow=16, span_ends=(end, None))], params)[0]
-    first, second = ended.spans
-    assert first.token_ids[:3] == free.spans[0].token_ids[:3]
-    assert all(t == sp.eos_id for t in first.token_ids[3:]) and len(first.token_ids) >= 3
-    assert sum(t not in sp.end_ids for t in second.token_ids) > 3
-    assert all(sp.mask_id not in seen for seen in end.seen)
-    alone = [sp.bos_id] + anchored.tokenizer.encode("def first(items):\n    return") + [sp.mask_id] * 12
-    free_alone = anchored.infill([InfillRequest(alone, max_grow=16)], params)[0]
-    ended_alone = anchored.infill([InfillRequest(alone, max_grow=16, span_ends=(_EndAfter(3),))], params)[0]
-    assert ended_alone.stats.forward_passes < free_alone.stats.forward_passes
-    never = _EndAfter(10**6)
-    assert anchored.infill([InfillRequest(canvas, max_grow=16, span_ends=(never, never))], params)[0].canvas \
-        == free.canvas
 
 
 def _predict_fresh(anchored, canvases: list[list[int]], written: int) -> torch.Tensor:
@@ -276,7 +167,7 @@ def test_a_wide_forward_attends_by_segment_as_one_masked_kernel_does(anchored, m
 
     sp, tok = anchored.special, anchored.tokenizer
     short = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
-    canvases = [_multi_spot(anchored), short]
+    canvases = [multi_spot(anchored), short]
     monkeypatch.setattr(step, "WIDE", 10**9)
     masked = _predict_fresh(anchored, canvases, written=2)
     monkeypatch.setattr(step, "WIDE", 0)
@@ -299,7 +190,7 @@ def test_segment_attention_serves_keystrokes_and_growth_as_the_mask_does(anchore
     def run(doc: str) -> list[list[int]]:
         anchored.infill([InfillRequest(first, doc_id=doc)], params)
         warm = anchored.infill([InfillRequest(second, doc_id=doc)], params)[0]
-        grown = anchored.infill([InfillRequest(_multi_spot(anchored), max_grow=16)], params)[0]
+        grown = anchored.infill([InfillRequest(multi_spot(anchored), max_grow=16)], params)[0]
         return [warm.canvas, grown.canvas]
 
     monkeypatch.setattr(step, "WIDE", 10**9)
@@ -319,7 +210,7 @@ def test_a_narrow_forward_with_the_copies_apart_is_the_masked_kernel(anchored, m
 
     sp, tok = anchored.special, anchored.tokenizer
     short = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
-    canvases = [_multi_spot(anchored), short]
+    canvases = [multi_spot(anchored), short]
     monkeypatch.setattr(step, "WIDE", 10**9)
     monkeypatch.setattr(copies_apart, "MIN_SLOTS", 10**6)  # never
     masked = _predict_fresh(anchored, canvases, written=2)
