@@ -63,8 +63,8 @@ class ModelUnavailable(RuntimeError):
 
 
 RECONNECT_SECONDS = 2.0
-SAMPLED_TEMPERATURE = 0.8  # an invoked completion's sampled alternatives
 """How long requests answer empty after the engine server failed before one tries to reach it again."""
+SAMPLED_TEMPERATURE = 0.8  # an invoked completion's sampled alternatives
 
 
 class InferenceBackend:
