@@ -169,7 +169,7 @@ def load_engine(args: argparse.Namespace) -> Any:
 
     url = getattr(args, "engine_url", None)  # `dcomplete engine` loads with these options too, without it
     try:
-        engine = open_engine(args.model, args.device, url, getattr(args, "api_key", None))
+        engine = open_engine(args.model, args.device, url, getattr(args, "api_key", None), serving=True)
     except EngineUnavailable as exc:
         raise BadInput(f"--engine-url: {exc}") from None
     except ModelLoadError as exc:

@@ -338,7 +338,7 @@ def _open_engine(settings: Settings) -> Any:
 
     keep = os.environ.get("DCOMPLETE_KEEP_DOCUMENTS", "on") != "off"  # a restart's first suggestions skip the prefill
     engine = open_engine(settings.model, settings.engine_device, settings.engine_url, settings.engine_api_key,
-                         keep_documents=keep)
+                         keep_documents=keep, serving=True)
     return faults.wrap(engine)
 
 

@@ -36,7 +36,7 @@ class FillWorker:
         self.engine: Any = None
         self.error: str | None = None
         try:
-            self.engine = open_engine(model, device)
+            self.engine = open_engine(model, device, serving=True)
         except ModelLoadError as exc:
             self.error = str(exc)
 

@@ -52,7 +52,7 @@ class EngineReplica:
         from remote.engines import open_engine
         from remote.server.app import build_app
 
-        engine: Any = open_engine(model, device)
+        engine: Any = open_engine(model, device, serving=True)
         names = tuple(dict.fromkeys((*config.names, engine.name)))
         self.server = EngineServer(engine, ServerConfig(names, config.api_key, config.max_body, config.batcher))
         self.app = build_app(self.server)
