@@ -109,7 +109,7 @@ class FusedProjections:
         self.merged: dict[Kernel, LowWeight] = {}  # the same with the LoRA added in, when there is one
         self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
         self.int4: Int4Product | None = None  # the same 4-bit blocks for torch's int4 kernel
-        self._down: tuple[torch.Tensor, torch.Tensor] | None = None  # (`_full`, `_int4_down()` of it)
+        self._down: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None  # (`_full`, `_int4_down()` of it)
         self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
         self.scale = 1.0
         self.compiled: Callable[[torch.Tensor], torch.Tensor] | None = None  # x (1, rows, K) -> (1, rows, width)
@@ -195,30 +195,32 @@ class FusedProjections:
                     self.merged[kernel] = pack(merged.to(dtype))
 
     def _with_low_rank_input(self, x: torch.Tensor) -> torch.Tensor:
-        """x's rows followed by the LoRA's down-projection of each, the input of an `int4` product whose
-        weight holds the up-projection (`engine.loading.quantize.attach_int4`). One row at a time, by a float32
-        matrix-vector product (3.5 us where oneDNN's bfloat16 products of these shapes take 20): products of
-        several rows (even batched ones) give a row other bits than it gets alone, and a decoding step's
-        rows must get the same logits whether a step runs them alone or beside drafts."""
-        down = self._int4_down()
+        """x's rows followed by the LoRA's down-projection of each, then zeros up to the `int4` product's input
+        width (its columns come in groups of 32), the input of an `int4` product whose weight holds the
+        up-projection (`engine.loading.quantize.attach_int4`). One row at a time, by a float32 matrix-vector
+        product (3.5 us where oneDNN's bfloat16 products of these shapes take 20): products of several rows
+        (even batched ones) give a row other bits than it gets alone, and a decoding step's rows must get the
+        same logits whether a step runs them alone or beside drafts. The product reads the down-projection's
+        own rows only (a step read 15 MB of them, a third zero rows where the padding was multiplied)."""
+        down, zeros = self._int4_down()
         rows = x.reshape(-1, x.shape[-1])
         if rows.shape[0] == 1:
-            return torch.cat((rows[0], torch.mv(down, rows[0]))).view(*x.shape[:-1], -1)
-        k = rows.shape[1]
-        wide = torch.cat((rows, rows.new_empty((rows.shape[0], down.shape[0]))), 1)
+            return torch.cat((rows[0], torch.mv(down, rows[0]), zeros)).view(*x.shape[:-1], -1)
+        k, rank = rows.shape[1], down.shape[0]
+        wide = torch.cat((rows, rows.new_zeros((rows.shape[0], rank + zeros.shape[0]))), 1)
         for i in range(rows.shape[0]):
-            torch.mv(down, rows[i], out=wide[i, k:])
+            torch.mv(down, rows[i], out=wide[i, k : k + rank])
         return wide.view(*x.shape[:-1], -1)
 
-    def _int4_down(self) -> torch.Tensor:
-        """The LoRA's down-projection with zero rows after it up to the `int4` product's input width (its
-        columns come in groups of 32): a row's product then is the whole tail of that input."""
+    def _int4_down(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The LoRA's down-projection (contiguous) and the zeros after its outputs up to the `int4` product's
+        input width (never written: shared by every call)."""
         assert self.int4 is not None
         if self._down is None or self._down[0] is not self._full:
-            down = self._full[self.width :]
+            down = self._full[self.width :].contiguous()
             room = self.int4.k - self._full.shape[1] - down.shape[0]
-            self._down = (self._full, F.pad(down, (0, 0, 0, room)).contiguous())
-        return self._down[1]
+            self._down = (self._full, down, down.new_zeros(room))
+        return self._down[1], self._down[2]
 
     def _kernel(self, x: torch.Tensor, mixed: bool = False, decoding: bool = False) -> Kernel:
         """The kernel for x's rows: a decoding step (`decoding`: every row a gap row) keeps the table's
