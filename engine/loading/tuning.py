@@ -67,28 +67,28 @@ def calibration_for(model: Transformer, device: torch.device) -> tuple[Calibrati
     weights = sum(p.weight.numel() * p.weight.element_size() for p in model.products())
     if device.type != "cpu" or mode == "off" or (weights < MIN_WEIGHT_BYTES and mode != "always"):
         return UNMEASURED, False
-    kept = read(model)
+    path = path_for(model)
+    kept = read(path)
     if kept is not None:
         return kept, False
     if mode == "now":
         found = measure(model)
-        write(model, found)
+        write(path, found)
         return found, False
     return default_calibration(model.products()), True
 
 
-def read(model: Transformer) -> Calibration | None:
-    """This machine's calibration for `model` from the cache folder, if one was kept."""
+def read(path: Path) -> Calibration | None:
+    """The calibration kept at `path` (`path_for`), if there is one of this version."""
     try:
-        data = json.loads(path_for(model).read_text())
+        data = json.loads(path.read_text())
         return Calibration.from_json(data) if data.get("version") == VERSION else None
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def write(model: Transformer, found: Calibration) -> None:
-    """Keep `found` for the next loads (atomically; a read-only cache keeps nothing)."""
-    path = path_for(model)
+def write(path: Path, found: Calibration) -> None:
+    """Keep `found` at `path` for the next loads (atomically; a read-only cache keeps nothing)."""
     temp = path.with_suffix(f".{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -99,6 +99,10 @@ def write(model: Transformer, found: Calibration) -> None:
 
 
 def path_for(model: Transformer) -> Path:
+    """Where this machine's calibration for `model` is kept, named by its products' shapes and the kernels
+    they can run as a load attaches them, before the calibration drops the ones it does not use (the
+    checkpoint's blocks, the 4-bit copies): a load that builds the model again reads what the measurement
+    wrote."""
     from engine.loading.gguf_base import cache_root
 
     shapes = ",".join(sorted({p.shape_key + "|" + ",".join(p.available) + (p.blocks.kind if p.blocks else "")
@@ -183,6 +187,7 @@ class BackgroundCalibration:
     def __init__(self, model: Transformer, half: bool,
                  then: Callable[[Calibration], object] | None = None) -> None:
         self.model, self.half, self.then = model, half, then
+        self.path = path_for(model)  # named before the measurement drops kernels (`path_for`)
         self.pieces = 0
         self._steps: Steps[Calibration] = measuring(model)
         self._state = [pristine(p) for p in model.products()]
@@ -208,7 +213,7 @@ class BackgroundCalibration:
         self._state = []
         found.apply(products, half=self.half)
         drop_unused_blocks(products)
-        write(self.model, found)
+        write(self.path, found)
         if self.then is not None:
             self.then(found)
         return found

@@ -19,6 +19,7 @@ from engine.kernels.calibration import UNMEASURED
 from engine.loading import prepared
 from engine.loading.calibrate import row_invariant
 from engine.loading.tuning import DEFAULT_ROW_COST
+from tests.support.checkpoints import make_tiny_anchored
 
 PARAMS = DenoiseParams(threshold=0.3)
 
@@ -128,3 +129,28 @@ def test_the_batcher_measures_while_no_call_waits(tiny_anchored, cache):
         assert not engine.calibrating
     finally:
         batcher.close()
+
+
+def test_a_load_that_builds_the_model_again_reads_the_calibration_measured_with_the_file_s_blocks(tmp_path, cache,
+                                                                                                   monkeypatch):
+    """The measurement drops the kernels it did not pick (here the checkpoint's 4-bit blocks). What it keeps is
+    named as the load named it before that, so a load that builds the model again (its prepared weights gone:
+    a new version of dcomplete, a changed adapter) reads it instead of measuring the machine again."""
+    folder = make_tiny_anchored(tmp_path / "q4", blocks="Q4_1")
+
+    def measuring(model):  # a measurement that picks float kernels everywhere, in two pieces
+        yield
+        return engine.loading.tuning.default_calibration(model.products())
+
+    monkeypatch.setattr(engine.loading.tuning, "measuring", measuring)
+    first = Engine.load(folder, device="cpu")
+    products = [p for p in first.loaded.model.products() if p.names != ("lm_head",)]  # the head is float32
+    assert first.calibrating and all(p.blocks is not None for p in products)
+    while first.calibrate_step():
+        pass
+    assert all(p.blocks is None for p in products)
+    prepared.written()
+    for path in cache.glob("prepared/*"):
+        path.unlink()
+    built = Engine.load(folder, device="cpu")
+    assert not built.calibrating and built.loaded.calibration == first.loaded.calibration

@@ -163,11 +163,14 @@ def layer0_keys(model: Transformer, ids: list[int]) -> torch.Tensor:
         return apply_rotary(k, cos, sin)[0]
 
 
-def write_tiny_gguf(path: str | Path, seed: int = 0, **overrides: Any) -> dict[str, torch.Tensor]:
+def write_tiny_gguf(path: str | Path, seed: int = 0, blocks: str | None = None,
+                    **overrides: Any) -> dict[str, torch.Tensor]:
     """A random Llama-architecture GGUF file (F32 tensors, q/k rows in llama.cpp's order, and the tiny
     BPE tokenizer in the GGUF "gpt2" form) like the bundled SmolLM2 one; returns its weights in Hugging Face
-    layout and names, for comparison."""
+    layout and names, for comparison. `blocks` ("Q4_1", ...): the layers' projections in that block format,
+    as the bundled file has them (returned as the file holds them)."""
     import gguf
+    from gguf.quants import dequantize, quantize
 
     tokenizer = tiny_tokenizer()
     spec = json.loads(tokenizer.backend_tokenizer.to_str())
@@ -213,6 +216,15 @@ def write_tiny_gguf(path: str | Path, seed: int = 0, **overrides: Any) -> dict[s
             if heads:  # llama.cpp's converter: rows (heads, 2, half) -> (heads, half, 2)
                 values = values.reshape(heads, 2, values.shape[0] // heads // 2, values.shape[1]).swapaxes(1, 2)
                 values = values.reshape(tensor.shape)
+        if blocks is not None and target.startswith("blk.") and values.ndim == 2:
+            kind = gguf.GGMLQuantizationType[blocks]
+            packed = quantize(values.astype("float32"), kind)
+            writer.add_tensor(target, packed, raw_dtype=kind)
+            unpacked = torch.from_numpy(dequantize(packed, kind).reshape(values.shape).copy())
+            if heads:  # back to Hugging Face's row order
+                unpacked = unpacked.reshape(heads, unpacked.shape[0] // heads // 2, 2, -1).transpose(1, 2)
+            state[name] = unpacked.reshape(tensor.shape)
+            continue
         writer.add_tensor(target, values.astype("float32"))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
@@ -221,14 +233,15 @@ def write_tiny_gguf(path: str | Path, seed: int = 0, **overrides: Any) -> dict[s
     return state
 
 
-def make_tiny_anchored(folder: str | Path, seed: int = 0, gap_room: int = 16) -> Path:
-    """An anchored checkpoint: a tiny GGUF base (base.gguf, in the folder) plus a random adapter whose
-    LoRA, mask embedding and right bias are all non-zero, so every path the adapter opens is exercised."""
+def make_tiny_anchored(folder: str | Path, seed: int = 0, gap_room: int = 16, blocks: str | None = None) -> Path:
+    """An anchored checkpoint: a tiny GGUF base (base.gguf, in the folder; `blocks`: `write_tiny_gguf`'s) plus
+    a random adapter whose LoRA, mask embedding and right bias are all non-zero, so every path the adapter
+    opens is exercised."""
     from engine.models.anchored import AdapterShape, AnchoredModel
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    write_tiny_gguf(out / "base.gguf", seed)
+    write_tiny_gguf(out / "base.gguf", seed, blocks)
     tokenizer = tiny_tokenizer()
     eos = tokenizer.convert_tokens_to_ids(SPECIALS["eos"])
     shape = ModelShape(**{**tiny_shape(len(tokenizer), hidden_size=64, num_attention_heads=4, num_key_value_heads=2),
