@@ -58,3 +58,24 @@ def test_a_failed_load_resumes_the_collector_and_freezes_nothing(tmp_path: Path)
     assert seen["error"] == "ModelLoadError"
     assert seen["collector during the load"] is False
     assert seen["collector after"] is True and seen["frozen"] == 0
+
+
+SWITCH = """
+import gc, json, sys, weakref
+from lsp_server.inference import InferenceBackend
+from lsp_server.settings import Settings
+backend = InferenceBackend()
+assert backend.ensure_loaded(Settings(model=sys.argv[1], context=False)) is None
+first = weakref.ref(backend._engine.loaded.model)
+assert backend.ensure_loaded(Settings(model=sys.argv[2], context=False)) is None
+gc.collect()
+print(json.dumps({"first freed": first() is None, "frozen": gc.get_freeze_count()}))
+"""
+
+
+def test_a_language_server_whose_settings_name_another_model_frees_the_first(tiny_anchored: Path,
+                                                                             tiny_dream: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", SWITCH, str(tiny_anchored), str(tiny_dream)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=True)
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["first freed"] is True and seen["frozen"] > 10_000
