@@ -47,10 +47,12 @@ def settled_heap(serving: bool) -> Iterator[None]:
     are built the collector walks the whole heap each time it grows by a quarter, and afterwards every full
     collection walks them all: 85 ms each in a loaded language server, one of which fell in its first
     request (measured on the Zen 4 EPYC: import and load 2.33 s paused against 2.58 s). A frozen object is
-    left out of every later collection, so a frozen object in a reference cycle is never freed: a later
-    serving load (the language server's settings name another model or a URL) first thaws and collects
-    what the last one froze, the engine it replaces among it (about 100 ms). A load that fails freezes
-    nothing. Not for a process that loads engine after engine without serving from them (a test run)."""
+    left out of every later collection, so a frozen object in a reference cycle is never freed: a traceback
+    left by an import during the load holds the frames that called it, and so the engine in its caller's
+    locals. A later serving load (the language server's settings name another model or a URL) first thaws
+    and collects what the last one froze, the engine it replaces among it (about 100 ms). A load that fails
+    freezes nothing. Not for a process that loads engine after engine without serving from them (a test
+    run)."""
     if not serving:
         yield
         return
