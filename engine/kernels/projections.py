@@ -109,7 +109,7 @@ class FusedProjections:
         self.merged: dict[Kernel, LowWeight] = {}  # the same with the LoRA added in, when there is one
         self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
         self.int4: Int4Product | None = None  # the same 4-bit blocks for torch's int4 kernel
-        self._down: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None  # (`_full`, `_int4_down()` of it)
+        self._down: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None  # (`_full`, then `_int4_down()` of it)
         self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
         self.scale = 1.0
         self.compiled: Callable[[torch.Tensor], torch.Tensor] | None = None  # x (1, rows, K) -> (1, rows, width)

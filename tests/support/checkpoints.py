@@ -168,9 +168,9 @@ def write_tiny_gguf(path: str | Path, seed: int = 0, blocks: str | None = None,
     """A random Llama-architecture GGUF file (F32 tensors, q/k rows in llama.cpp's order, and the tiny
     BPE tokenizer in the GGUF "gpt2" form) like the bundled SmolLM2 one; returns its weights in Hugging Face
     layout and names, for comparison. `blocks` ("Q4_1", ...): the layers' projections in that block format,
-    as the bundled file has them (returned as the file holds them)."""
+    as the bundled file has them (the weights returned are those before quantizing)."""
     import gguf
-    from gguf.quants import dequantize, quantize
+    from gguf.quants import quantize
 
     tokenizer = tiny_tokenizer()
     spec = json.loads(tokenizer.backend_tokenizer.to_str())
@@ -218,12 +218,7 @@ def write_tiny_gguf(path: str | Path, seed: int = 0, blocks: str | None = None,
                 values = values.reshape(tensor.shape)
         if blocks is not None and target.startswith("blk.") and values.ndim == 2:
             kind = gguf.GGMLQuantizationType[blocks]
-            packed = quantize(values.astype("float32"), kind)
-            writer.add_tensor(target, packed, raw_dtype=kind)
-            unpacked = torch.from_numpy(dequantize(packed, kind).reshape(values.shape).copy())
-            if heads:  # back to Hugging Face's row order
-                unpacked = unpacked.reshape(heads, unpacked.shape[0] // heads // 2, 2, -1).transpose(1, 2)
-            state[name] = unpacked.reshape(tensor.shape)
+            writer.add_tensor(target, quantize(values.astype("float32"), kind), raw_dtype=kind)
             continue
         writer.add_tensor(target, values.astype("float32"))
     writer.write_header_to_file()
