@@ -72,21 +72,11 @@ def test_the_span_end_of_a_body_comes_with_the_line_break_after_its_first_statem
 
 
 def test_the_bundled_model_stops_a_body_after_its_first_statement_and_sooner() -> None:
-    import infill
     from engine import Engine
-    from infill.user_settings import denoise_params
+    from tests.support.bundled_block import block_of_several_statements
 
-    engine = Engine.load("default")
-    text = "class Point:\n    def __init__(self, x, y):\n"
-    spot = infill.plan_completion(text, len(text), language="python")
-    assert spot is not None and spot.kind == "block"
-
-    def fill(first: bool) -> infill.FillResult:
-        options = infill.FillOptions(max_grow=64, first_statement=first)
-        (result,) = infill.fill_many(engine, [infill.FillJob(text, [spot], "python")], denoise_params(), options=options)
-        return result
-
-    whole, first = fill(False), fill(True)
+    fill = block_of_several_statements(Engine.load("default"))
+    whole, first = fill(first_statement=False), fill(first_statement=True)
     assert whole.edits[0].new_text.count("\n") >= 1  # the block: more than one statement
     assert first.edits[0].new_text == whole.edits[0].new_text.split("\n", 1)[0]
     assert first.stats.forward_passes < whole.stats.forward_passes

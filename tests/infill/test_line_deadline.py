@@ -85,22 +85,11 @@ def test_the_span_s_own_end_still_applies():
 def test_the_bundled_model_past_the_limit_stops_at_the_first_line_end_that_parses():
     """A limit long past at the first token (1 ms): the block the model writes without one, cut at its
     first line end where the text parses, in fewer forwards; the same edit at any limit it never reaches."""
-    import infill
     from engine import Engine
-    from infill.user_settings import denoise_params
+    from tests.support.bundled_block import block_of_several_statements
 
-    engine = Engine.load("default")
-    text = "class Point:\n    def __init__(self, x, y):\n"
-    spot = infill.plan_completion(text, len(text), language="python")
-    assert spot is not None
-
-    def fill(ms: int | None) -> infill.FillResult:
-        options = infill.FillOptions(max_grow=64, line_deadline_ms=ms)
-        (result,) = infill.fill_many(engine, [infill.FillJob(text, [spot], "python")], denoise_params(),
-                                     options=options)
-        return result
-
-    whole, limited, never = fill(None), fill(1), fill(600_000)
+    fill = block_of_several_statements(Engine.load("default"))
+    whole, limited, never = fill(), fill(line_deadline_ms=1), fill(line_deadline_ms=600_000)
     assert whole.edits[0].new_text.count("\n") >= 1
     assert limited.edits[0].new_text == whole.edits[0].new_text.split("\n", 1)[0]
     assert limited.stats.forward_passes < whole.stats.forward_passes
