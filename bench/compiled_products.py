@@ -5,7 +5,7 @@
 
 Every fused product of the bundled model's decoding step (per block q/k/v, o, gate/up and down with the
 adapter's update added into the weight, as a decoding step runs them; then the head), at each row count,
-by five paths:
+by six paths:
   today          the engine's own products (the kernel this machine's calibration picked: on the AMX Xeon
                  the packed bfloat16 copy), called through the model's modules as a decoding step calls them;
   eager_int8     torch's `_weight_int8pack_mm` (int8 weights, one bfloat16 scale per output row);
@@ -13,7 +13,9 @@ by five paths:
   compiled_int8  `F.linear(x, w_int8.to(bfloat16)) * scales` compiled by inductor with freezing and
                  max-autotune: its post-grad pass rewrites it into the int8 weight-only product, which the
                  C++ GEMM template (`--backends`) runs on its AVX-512 or AMX micro-kernel;
-  compiled_int4  `_weight_int4pack_mm_for_cpu` compiled the same way (the int4 templates).
+  compiled_int4  `_weight_int4pack_mm_for_cpu` compiled the same way (the int4 templates);
+  tiles_int4     the same 4-bit codes on dcomplete's own AMX kernel (`engine.kernels.tile_int4`, built here
+                 first when this CPU has the tiles; `--group 32` only).
 A path's figure is one whole step's products (every block's, then the head: about 135 M weights streamed),
 median of `--rounds`, the paths taking turns within each round (A B C A B C ...), so weights come from memory
 as in a step and other work on the machine slows every path alike; quote the ratios. Each product is compiled
@@ -61,9 +63,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.kernels.compiled_int8 import Int8Pattern, Int8Weight
+from engine.kernels.tile_int4 import TileInt4Product, pack
 from engine.kernels.weight_key import WeightKey
 
-PATHS = ("today", "eager_int8", "eager_int4", "compiled_int8", "compiled_int4")
+PATHS = ("today", "eager_int8", "eager_int4", "compiled_int8", "compiled_int4", "tiles_int4")
 
 
 @dataclass
@@ -75,11 +78,13 @@ class Product:
     weight: torch.Tensor  # (N, K) float32
     int8: tuple[torch.Tensor, torch.Tensor] = field(init=False)
     int4: tuple[torch.Tensor, torch.Tensor] = field(init=False)
+    tiles: TileInt4Product | None = field(init=False, default=None)
     compiled: dict[tuple[str, int], Callable[..., Any]] = field(default_factory=dict)
 
-    def quantize(self, group: int, int4: bool = True) -> None:
+    def quantize(self, group: int, int4: bool = True, tiles: Any = None) -> None:
         """The int8 form (one scale per output row) and, with `int4`, the 4-bit one (`group` columns per
-        scale and offset; torch's kernel takes output widths that are multiples of 16)."""
+        scale and offset; torch's kernel takes output widths that are multiples of 16), also on `tiles`
+        (the built AMX kernel) when given."""
         w = self.weight
         int8 = Int8Weight.of(w)
         self.int8 = (int8.codes, int8.scales)
@@ -93,6 +98,8 @@ class Product:
         codes = ((groups - offset[..., None]) / step[..., None] + 8).round().clamp(0, 15).view(n, k)
         packed = torch._convert_weight_to_int4pack_for_cpu(codes.to(torch.int32), 1)
         self.int4 = (packed, torch.stack([step.T, offset.T], -1).to(torch.bfloat16).contiguous())
+        if tiles is not None:
+            self.tiles = TileInt4Product(pack(codes.to(torch.int32), step, offset), tiles)
 
 
 class Int4Linear(nn.Module):
@@ -191,6 +198,9 @@ def run_path(path: str, products: list[Product], today: list[Callable[..., None]
             torch._weight_int8pack_mm(x.to(torch.bfloat16), *p.int8).float()
         elif path == "eager_int4":
             torch._weight_int4pack_mm_for_cpu(x.to(torch.bfloat16), p.int4[0], group, p.int4[1]).float()
+        elif path == "tiles_int4":
+            assert p.tiles is not None
+            p.tiles(x)
         else:
             p.compiled[(path, rows)](x.view(1, rows, -1))
 
@@ -205,6 +215,9 @@ def outputs(path: str, p: Product, today: Callable[..., Any] | None, rows: int, 
         return torch._weight_int8pack_mm(x.to(torch.bfloat16), *p.int8).float()
     if path == "eager_int4":
         return torch._weight_int4pack_mm_for_cpu(x.to(torch.bfloat16), p.int4[0], group, p.int4[1]).float()
+    if path == "tiles_int4":
+        assert p.tiles is not None
+        return p.tiles(x)
     return p.compiled[(path, rows)](x.view(1, rows, -1)).reshape(rows, -1)
 
 
@@ -315,8 +328,15 @@ def main(argv: list[str] | None = None) -> int:
 
     engine = Engine.load(args.model, device="cpu")
     products, today = products_of(engine, args.layers)
+    tiles = None
+    if "tiles_int4" in paths:
+        from engine.loading import tile_build
+
+        tiles = tile_build.library()
+        if tiles is None or args.group != 32:
+            parser.error("--paths tiles_int4: needs --group 32 and a CPU with AMX tiles and a C compiler")
     for p in products:
-        p.quantize(args.group, int4=any(path.endswith("int4") for path in paths))
+        p.quantize(args.group, int4=any(path.endswith("int4") for path in paths), tiles=tiles)
     picked = sorted({f"{p.shape_key}:{p.kernels[0]}" for p in engine.loaded.model.products()})
     started = time.perf_counter()
     compiled_kinds = [p for p in paths if p.startswith("compiled")]

@@ -30,6 +30,7 @@ import json
 import platform
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -41,7 +42,7 @@ from bench.workload import package_versions, source_files
 from engine import DenoiseParams, Engine
 from engine.denoise.canvas_batch import CanvasBatch
 from engine.families.anchored_step import AnchoredPredictor
-from engine.kernels.projections import FusedProjections
+from engine.kernels.projections import INT4, FusedProjections
 from engine.loading.calibrate import DecodingRows
 from engine.loading.compiled import compiled_products, cpu_flags
 from engine.loading.tuning import cpu_name
@@ -310,6 +311,14 @@ def width(column: str) -> int:
     return max(6, len(column))
 
 
+def decoding_kernels(engine: Engine) -> dict[str, int]:
+    """How many of the model's products run each kernel in a one-row decoding step; `int4` named by its
+    code (torch's kernel, or `engine.kernels.tile_int4` on AMX tiles)."""
+    names = [p.kernels[0] + (f" ({p.int4.backend})" if p.kernels[0] == INT4 and p.int4 else "")
+             for p in engine.loaded.model.products()]
+    return dict(Counter(names).most_common())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.step", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="default")
@@ -343,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
           f"torch {torch.__version__}, threads {threads}; median ms of {args.repeats}")
     if kernels is not None:
         print(f"llama.cpp: {kernels}")
+    decoding = decoding_kernels(engine)
+    print(f"decoding products (kernel at one row: count): {decoding}")
     cols = ("step", "products", "attn", "rest", "linear", "head", "attention", "adapter", "transformers",
             "llama_cpp") + (("eager_step", "compiled") if compiled is not None else ())
     if compiled is not None:
@@ -358,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
             fast = f" {r['compiled'] / r['eager_step']:>6.2f}x compiled" if r.get("compiled") else ""
             print(f"{context:>7} {label:>7} {cells} {ratio} {cpp}{fast}")
     print(json.dumps({"benchmark": "step", "model": engine.name, "dtype": args.dtype, "threads": threads,
-                      "cpu": cpu, "llama_cpp_kernels": kernels, "sources": package_versions(),
+                      "cpu": cpu, "llama_cpp_kernels": kernels, "decoding_kernels": decoding,
+                      "sources": package_versions(),
                       "results": {c: {k: {m: (round(v, 2) if v is not None else None) for m, v in r.items()}
                                       for k, r in rows.items()} for c, rows in results.items()}}))
     return 0

@@ -11,7 +11,8 @@ from torch import nn
 
 from engine.cache.kv_dtype import kv_dtype
 from engine.denoise.seam import Family, LoadedModel, LoadSpec
-from engine.loading import prepared
+from engine.kernels import int4_product
+from engine.loading import prepared, tile_build
 from engine.loading.build import CONTEXT_CAP, fit, gguf_blocks
 from engine.loading.checkpoint import CheckpointError, assign_weights, read_safetensors
 from engine.loading.devices import engine_choice
@@ -77,6 +78,8 @@ def load_anchored(spec: LoadSpec, family: Family) -> LoadedModel:
     """A GGUF base (`config["base"]`) plus the folder's adapter, from the prepared file when one was kept."""
     cfg, dev, dtype = spec.config, spec.device, spec.asked
     adapter = spec.folder / ADAPTER_FILE
+    if dev.type == "cpu" and engine_choice(dtype) and int4_product.enabled():
+        tile_build.start_build()  # a first load compiles it while it reads the GGUF file
     try:
         base = base_folder(str(cfg["base"]))
         shape = adapter_shape(cfg)

@@ -8,19 +8,23 @@ and offsets are rounded to bfloat16: offset = m + 8 d for Q4_1, 0 for Q4_0. On a
 the 30 blocks' products of one row took 4 ms against 14 ms for the packed bfloat16 copy (16 rows: 25 against
 15 ms); without AVX-512 the kernel is far slower than float32, and the calibration does not pick it.
 
-The kernel needs every product's output width a multiple of 16 and its input width of 32.
+The kernel needs every product's output width a multiple of 16 and its input width of 32. On a CPU with AMX
+tiles the same codes run on `engine.kernels.tile_int4` instead, whose cost hardly grows with the rows.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar, TypeAlias
 
 import torch
 import torch.nn.functional as F
 
 from engine.kernels.block_products import BLOCK, Blocks, fields
+from engine.kernels.tile_int4 import TileInt4Product, pack
 
 KINDS = ("Q4_0", "Q4_1")
 
@@ -48,22 +52,58 @@ class Int4Product:
 
     codes: torch.Tensor
     scales: torch.Tensor
+    backend: ClassVar[str] = "torch"
 
     @property
     def n(self) -> int:
         return self.scales.shape[1]
 
+    def tensors(self) -> dict[str, torch.Tensor]:
+        return {"codes": self.codes, "scales": self.scales}
+
     @property
     def k(self) -> int:
         return self.scales.shape[0] * BLOCK
 
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        """x (..., K or fewer columns: the missing ones are zero) times the weight, in float32."""
+    def __call__(self, x: torch.Tensor, down: torch.Tensor | None = None) -> torch.Tensor:
+        """x (..., K or fewer columns: the missing ones are zero), followed by its products by `down` (a
+        LoRA's down-projection, `low_rank_input`) when given, times the weight, in float32."""
+        if down is not None:
+            x = low_rank_input(x, down, self.k)
         if x.shape[-1] < self.k:
             x = F.pad(x, (0, self.k - x.shape[-1]))
         rows = x.reshape(-1, x.shape[-1]).to(torch.bfloat16)
         y = torch._weight_int4pack_mm_for_cpu(rows, self.codes, BLOCK, self.scales)
         return y.float().view(*x.shape[:-1], self.n)
+
+
+def low_rank_input(x: torch.Tensor, down: torch.Tensor, k: int) -> torch.Tensor:
+    """x's rows followed by the LoRA's down-projection of each, then zeros up to `k` columns (a 4-bit
+    product's input width: its columns come in groups of 32), the input of a product whose weight holds the
+    up-projection. One row at a time, by a float32 matrix-vector product (3.5 us where oneDNN's bfloat16
+    products of these shapes take 20): products of several rows (even batched ones) give a row other bits
+    than it gets alone, and a decoding step's rows must get the same logits whether a step runs them alone
+    or beside drafts. The product reads the down-projection's own rows only."""
+    rows = x.reshape(-1, x.shape[-1])
+    width, rank = rows.shape[1], down.shape[0]
+    wide = rows.new_zeros((rows.shape[0], k))
+    wide[:, :width] = rows
+    for i in range(rows.shape[0]):
+        torch.mv(down, rows[i], out=wide[i, width : width + rank])
+    return wide.view(*x.shape[:-1], k)
+
+
+FourBit: TypeAlias = Int4Product | TileInt4Product  # what the `int4` kernel of a product runs
+
+
+def restored(tensors: dict[str, torch.Tensor], tiles: ctypes.CDLL | None) -> FourBit | None:
+    """The 4-bit product `tensors()` gave (without the "int4." prefix), on `tiles` (the built AMX kernel)
+    for its own layout; None when the tensors are of a kind this process cannot run."""
+    if "tiles" in tensors:
+        return None if tiles is None else TileInt4Product(tensors["tiles"], tiles)
+    if "codes" in tensors:
+        return Int4Product(tensors["codes"], tensors["scales"])
+    return None
 
 
 def fits(parts: Sequence[Blocks]) -> bool:
@@ -73,9 +113,11 @@ def fits(parts: Sequence[Blocks]) -> bool:
     return len(kinds) == 1 and kinds <= set(KINDS) and n % 16 == 0
 
 
-def from_blocks(parts: Sequence[Blocks], extra: torch.Tensor | None = None) -> Int4Product:
+def from_blocks(parts: Sequence[Blocks], extra: torch.Tensor | None = None,
+                tiles: ctypes.CDLL | None = None) -> FourBit:
     """The product by the stacked `parts` (Q4_0 or Q4_1 blocks of one kind, as `fits`), followed by the
-    input columns `extra` (N, E) when given, quantized here to 4 bits in groups of 32 (`quantize_columns`)."""
+    input columns `extra` (N, E) when given, quantized here to 4 bits in groups of 32 (`quantize_columns`);
+    on `tiles` (the built AMX kernel, `engine.loading.tile_build.library`) when given."""
     scale_parts, offset_parts, code_parts = [], [], []
     for part in parts:
         scale, low, codes = fields(part)  # (N, kb), (N, kb) or None, (N, kb, 32)
@@ -88,6 +130,8 @@ def from_blocks(parts: Sequence[Blocks], extra: torch.Tensor | None = None) -> I
         more_codes, more_scale, more_offset = quantize_columns(extra)
         codes = torch.cat([codes, more_codes], 1)
         scale, offset = torch.cat([scale, more_scale], 1), torch.cat([offset, more_offset], 1)
+    if tiles is not None:
+        return TileInt4Product(pack(codes, scale, offset), tiles)
     packed = torch._convert_weight_to_int4pack_for_cpu(codes, 1)
     return Int4Product(packed, torch.stack([scale.T, offset.T], -1).to(torch.bfloat16).contiguous())
 

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.kernels.block_products import BlockProduct
-from engine.kernels.int4_product import Int4Product
+from engine.kernels.int4_product import FourBit
 from engine.kernels.packed import LowWeight, PackedWeight, pack, plain
 
 
@@ -108,8 +108,8 @@ class FusedProjections:
         self.low: dict[Kernel, LowWeight] = {}  # `_full` in a `LOW` kernel's dtype, per kernel in use
         self.merged: dict[Kernel, LowWeight] = {}  # the same with the LoRA added in, when there is one
         self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
-        self.int4: Int4Product | None = None  # the same 4-bit blocks for torch's int4 kernel
-        self._down: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None  # (`_full`, then `_int4_down()` of it)
+        self.int4: FourBit | None = None  # the same 4-bit blocks for the int4 kernel (torch's, or on AMX tiles)
+        self._down: tuple[torch.Tensor, torch.Tensor] | None = None  # (`_full`, then `_int4_down()` of it)
         self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
         self.scale = 1.0
         self.compiled: Callable[[torch.Tensor], torch.Tensor] | None = None  # x (1, rows, K) -> (1, rows, width)
@@ -148,7 +148,7 @@ class FusedProjections:
     def prepared(self) -> dict[str, torch.Tensor]:
         """The tensors this product runs on (`engine.loading.prepared` keeps them on disk)."""
         named = {"full": self._full, "bias": self.bias, "up": self.up,
-                 **({"int4.codes": self.int4.codes, "int4.scales": self.int4.scales} if self.int4 else {}),
+                 **({f"int4.{k}": t for k, t in self.int4.tensors().items()} if self.int4 else {}),
                  **{f"low.{k}": plain(t) for k, t in self.low.items()},
                  **{f"merged.{k}": plain(t) for k, t in self.merged.items()}}
         return {k: v for k, v in named.items() if v is not None}
@@ -194,33 +194,12 @@ class FusedProjections:
                     merged = torch.addmm(self.weight, self.up, self._full[self.width :], alpha=self.scale)
                     self.merged[kernel] = pack(merged.to(dtype))
 
-    def _with_low_rank_input(self, x: torch.Tensor) -> torch.Tensor:
-        """x's rows followed by the LoRA's down-projection of each, then zeros up to the `int4` product's input
-        width (its columns come in groups of 32), the input of an `int4` product whose weight holds the
-        up-projection (`engine.loading.quantize.attach_int4`). One row at a time, by a float32 matrix-vector
-        product (3.5 us where oneDNN's bfloat16 products of these shapes take 20): products of several rows
-        (even batched ones) give a row other bits than it gets alone, and a decoding step's rows must get the
-        same logits whether a step runs them alone or beside drafts. The product reads the down-projection's
-        own rows only (a step read 15 MB of them, a third zero rows where the padding was multiplied)."""
-        down, zeros = self._int4_down()
-        rows = x.reshape(-1, x.shape[-1])
-        if rows.shape[0] == 1:
-            return torch.cat((rows[0], torch.mv(down, rows[0]), zeros)).view(*x.shape[:-1], -1)
-        k, rank = rows.shape[1], down.shape[0]
-        wide = torch.cat((rows, rows.new_zeros((rows.shape[0], rank + zeros.shape[0]))), 1)
-        for i in range(rows.shape[0]):
-            torch.mv(down, rows[i], out=wide[i, k : k + rank])
-        return wide.view(*x.shape[:-1], -1)
-
-    def _int4_down(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The LoRA's down-projection (contiguous) and the zeros after its outputs up to the `int4` product's
-        input width (never written: shared by every call)."""
-        assert self.int4 is not None
+    def _int4_down(self) -> torch.Tensor:
+        """The LoRA's down-projection (contiguous), whose products by a row an `int4` product whose weight
+        holds the up-projection takes as extra input columns (`engine.loading.quantize.attach_int4`)."""
         if self._down is None or self._down[0] is not self._full:
-            down = self._full[self.width :].contiguous()
-            room = self.int4.k - self._full.shape[1] - down.shape[0]
-            self._down = (self._full, down, down.new_zeros(room))
-        return self._down[1], self._down[2]
+            self._down = (self._full, self._full[self.width :].contiguous())
+        return self._down[1]
 
     def _kernel(self, x: torch.Tensor, mixed: bool = False, decoding: bool = False) -> Kernel:
         """The kernel for x's rows: a decoding step (`decoding`: every row a gap row) keeps the table's
@@ -304,7 +283,7 @@ class FusedProjections:
         kernel = self._kernel(x, decoding=True)
         merged = self.merged.get(kernel)
         if kernel == INT4 and self.int4 is not None:
-            y = self.int4(self._with_low_rank_input(x))
+            y = self.int4(x, self._int4_down())
         elif merged is not None:
             # One product by the weight with the LoRA added in costs what the base's product costs, where
             # the low-rank products cost a fifth of a step.

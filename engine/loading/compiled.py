@@ -69,12 +69,9 @@ def mode_of(asked: str | None) -> Compiled:
 
 def cpu_flags() -> list[str]:
     """This CPU's flags that change inductor's generated code."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            line = next((line for line in f if line.startswith("flags")), "")
-    except OSError:
-        return []
-    return sorted({flag for flag in line.partition(":")[2].split() if flag.startswith(ISA_PREFIXES)})
+    from engine.loading.tuning import all_cpu_flags
+
+    return sorted(flag for flag in all_cpu_flags() if flag.startswith(ISA_PREFIXES))
 
 
 def machine() -> dict[str, Any]:

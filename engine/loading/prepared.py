@@ -26,7 +26,8 @@ import torch
 
 from engine.kernels.calibration import UNMEASURED, Calibration
 from engine.kernels.calibration import VERSION as CALIBRATION_VERSION
-from engine.kernels.int4_product import Int4Product
+from engine.kernels.int4_product import restored as restored_int4
+from engine.loading import tile_build
 from engine.loading.devices import engine_choice
 from engine.models.transformer import Transformer
 
@@ -38,14 +39,14 @@ def path_for(sources: Sequence[Path | None]) -> Path:
     """The prepared file of a model built from `sources` (checkpoint files: path, size and mtime name them,
     as they do the modules that fuse the tensors) with the kernels calibration picks (the only load that
     keeps one), on this machine's CPU, threads and torch."""
-    from engine.kernels import int4_product, projections
+    from engine.kernels import int4_product, projections, tile_int4
     from engine.loading.gguf_base import cache_root
     from engine.loading.tuning import machine_key
     from engine.models import anchored, layers
 
-    code = [Path(m.__file__) for m in (projections, layers, anchored, int4_product) if m.__file__]  # how tensors are made
+    code = [Path(m.__file__) for m in (projections, layers, anchored, int4_product, tile_int4) if m.__file__]  # how tensors are made
     files = [s for s in sources if s is not None] + [*code, Path(__file__)]
-    key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), str(int4_product.enabled()),
+    key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), str(int4_product.enabled()), str(tile_build.wanted()),
                       str(CALIBRATION_VERSION), str(FORMAT), files=files)
     return cache_root() / "prepared" / f"{key[:32]}.safetensors"
 
@@ -118,9 +119,14 @@ def restore(path: Path, build_meta: Callable[[], Transformer]) -> tuple[Transfor
     model = build_meta()
     model.eval()
     model.fuse_for_inference()
+    tiles = tile_build.library() if any(".int4.tiles" in k for k in tensors) else None
     for i, product in enumerate(model.products()):
-        if f"product.{i}.int4.codes" in tensors:
-            product.int4 = Int4Product(tensors[f"product.{i}.int4.codes"], tensors[f"product.{i}.int4.scales"])
+        prefix = f"product.{i}.int4."
+        four_bit = {k.removeprefix(prefix): v for k, v in tensors.items() if k.startswith(prefix)}
+        if four_bit:
+            product.int4 = restored_int4(four_bit, tiles)
+            if product.int4 is None:
+                raise ValueError(f"{path}: its 4-bit products need the AMX int4 kernel, which did not load")
     calibration.apply(model.products(), half=True)
     state = {k.removeprefix("state."): v for k, v in tensors.items() if k.startswith("state.")}
     model.load_state_dict(state, strict=False, assign=True)

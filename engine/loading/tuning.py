@@ -31,6 +31,7 @@ import os
 import platform
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from functools import cache
 from pathlib import Path
 
 import torch
@@ -106,7 +107,7 @@ def path_for(model: Transformer) -> Path:
     from engine.loading.gguf_base import cache_root
 
     shapes = ",".join(sorted({p.shape_key + "|" + ",".join(p.available) + (p.blocks.kind if p.blocks else "")
-                              for p in model.products()}))
+                              + (p.int4.backend if p.int4 else "") for p in model.products()}))
     return cache_root() / "calibration" / f"{machine_key(shapes)[:24]}.json"
 
 
@@ -117,6 +118,17 @@ def machine_key(*parts: str, files: Sequence[Path] = ()) -> str:
     stamps = [f"{f.resolve()}|{stat.st_size}|{stat.st_mtime_ns}" for f in files for stat in (f.stat(),)]
     what = "|".join([*stamps, platform.machine(), cpu_name(), str(torch.get_num_threads()), torch.__version__, *parts])
     return hashlib.sha256(what.encode()).hexdigest()
+
+
+@cache
+def all_cpu_flags() -> frozenset[str]:
+    """/proc/cpuinfo's flags of this CPU (none where it cannot be read)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            line = next((line for line in f if line.startswith("flags")), "")
+    except OSError:
+        return frozenset()
+    return frozenset(line.partition(":")[2].split())
 
 
 def cpu_name() -> str:

@@ -1,6 +1,6 @@
-"""The `int4` kernel (engine.kernels.int4_product): a GGUF file's own 4-bit blocks on torch's int4 CPU kernel, the
-adapter's LoRA added row by row in decoding steps, text rows left to the other kernels, and prepared files
-that keep the packed codes."""
+"""The `int4` kernel (engine.kernels.int4_product): a GGUF file's own 4-bit blocks on torch's int4 CPU kernel or,
+where the CPU has AMX tiles, on `engine.kernels.tile_int4` (every test runs on both), the adapter's LoRA added
+row by row in decoding steps, text rows left to the other kernels, and prepared files that keep the codes."""
 
 from __future__ import annotations
 
@@ -13,12 +13,27 @@ from gguf.quants import dequantize, quantize
 from torch import nn
 
 from engine.kernels.block_products import Blocks
-from engine.kernels.int4_product import Int4Product, fits, from_blocks, quantize_columns, supported
+from engine.kernels.int4_product import fits, from_blocks, quantize_columns, restored, supported
 from engine.kernels.projections import INT4, LINEAR, MAX_TABLE_ROWS, FusedProjections
+from engine.kernels.tile_int4 import CPU_FLAGS
+from engine.loading import tile_build
 from engine.loading.calibrate import DecodingRows, decoding_call, row_invariant
+from engine.loading.tuning import all_cpu_flags
 
 pytestmark = pytest.mark.skipif(not supported(), reason="this torch has no CPU int4 kernel")  # torch 2.13 has it
 SIZES = (64, 32, 32)  # q, k and v rows of a fused product, 64 wide
+
+
+@pytest.fixture(params=["torch", "tiles"])
+def tiles(request):
+    """The built AMX kernel for the `tiles` runs, None for torch's kernel."""
+    if request.param == "torch":
+        return None
+    if not set(CPU_FLAGS) <= all_cpu_flags():
+        pytest.skip("this CPU has no AMX bfloat16 tiles")
+    lib = tile_build.library()
+    assert lib is not None, "a CPU with AMX tiles and a compiler must build the kernel"
+    return lib
 
 
 def _blocks(kind: str, rows: int, width: int, seed: int) -> tuple[Blocks, torch.Tensor]:
@@ -30,7 +45,7 @@ def _blocks(kind: str, rows: int, width: int, seed: int) -> tuple[Blocks, torch.
     return Blocks(kind, data), exact
 
 
-def _product(kind: str, rank: int = 4) -> tuple[FusedProjections, list[torch.Tensor], list[torch.Tensor]]:
+def _product(kind: str, tiles, rank: int = 4) -> tuple[FusedProjections, list[torch.Tensor], list[torch.Tensor]]:
     """A fused q/k/v product over the dequantized weights of 4-bit blocks, with a LoRA folded in and the
     blocks attached for `int4`; with the LoRA's (down, up) per projection."""
     parts, linears = [], []
@@ -47,18 +62,18 @@ def _product(kind: str, rank: int = 4) -> tuple[FusedProjections, list[torch.Ten
     product.attach_low_rank(downs, ups, scale=2.0)
     assert fits(parts)
     assert product.up is not None
-    product.int4 = from_blocks(parts, product.up * product.scale)  # as engine.loading.quantize.attach_int4
+    product.int4 = from_blocks(parts, product.up * product.scale, tiles)  # as engine.loading.quantize.attach_int4
     product.mixed = (LINEAR,) * MAX_TABLE_ROWS
     product.set_kernels((INT4,) * MAX_TABLE_ROWS)
     return product, downs, ups
 
 
 @pytest.mark.parametrize("kind", ["Q4_0", "Q4_1"])
-def test_the_kernel_multiplies_by_the_file_s_own_weights(kind):
+def test_the_kernel_multiplies_by_the_file_s_own_weights(kind, tiles):
     """The codes are the file's own; only the per-block scales and offsets are rounded to bfloat16, and the
     rows run in bfloat16."""
     blocks, exact = _blocks(kind, 96, 128, seed=0)
-    product = from_blocks([Blocks(kind, blocks.data[:32]), Blocks(kind, blocks.data[32:])])
+    product = from_blocks([Blocks(kind, blocks.data[:32]), Blocks(kind, blocks.data[32:])], tiles=tiles)
     x = torch.randn(3, 128, generator=torch.Generator().manual_seed(0))
     expected = x @ exact.T
     got = product(x)
@@ -69,10 +84,10 @@ def test_the_kernel_multiplies_by_the_file_s_own_weights(kind):
 
 
 @pytest.mark.parametrize("kind", ["Q4_0", "Q4_1"])
-def test_a_decoding_step_adds_the_lora_and_gives_a_row_the_same_bits_beside_others(kind):
+def test_a_decoding_step_adds_the_lora_and_gives_a_row_the_same_bits_beside_others(kind, tiles):
     """The LoRA's up-projection rides in the 4-bit weight as extra input columns (quantized there), which
     the step fills with each row's down-projection."""
-    product, downs, _ = _product(kind)
+    product, downs, _ = _product(kind, tiles)
     assert product.up is not None
     up = _dequantized(product.up * product.scale)
     x = torch.randn(1, 5, 64, generator=torch.Generator().manual_seed(1))
@@ -80,7 +95,7 @@ def test_a_decoding_step_adds_the_lora_and_gives_a_row_the_same_bits_beside_othe
         got = torch.cat(product(x, DecodingRows(5), 0), -1)  # type: ignore[arg-type]
         expected = F.linear(x, product.weight) + F.linear(F.linear(x, torch.cat(downs)), up)
         assert torch.allclose(got, expected, atol=0.01 * expected.abs().max()), kind
-        for rows in (2, 3, 8, MAX_TABLE_ROWS):
+        for rows in (2, 3, 8, MAX_TABLE_ROWS, 40):  # 40: three passes of the tiles' 16 rows
             y = torch.randn(1, rows, 64)
             alone = torch.cat([decoding_call(product, y[:, i : i + 1]) for i in range(rows)], 1)
             assert torch.equal(decoding_call(product, y), alone), rows
@@ -101,10 +116,10 @@ def test_extra_columns_are_quantized_to_sixteen_levels_per_group_of_32():
     assert ((_dequantized(weight) - weight).abs() <= step * 0.51 + 1e-6).all()
 
 
-def test_text_rows_take_the_mixed_table_not_the_decoding_kernel():
+def test_text_rows_take_the_mixed_table_not_the_decoding_kernel(tiles):
     """A call that holds fixed-text rows (a prefill, text recomputed after an edit) runs the `mixed` kernel,
     so a text row gets the bits the prefill's kernel gives it."""
-    product, _, _ = _product("Q4_1")
+    product, _, _ = _product("Q4_1", tiles)
     x = torch.randn(1, 3, 64)
 
     class TextRows:
@@ -115,12 +130,13 @@ def test_text_rows_take_the_mixed_table_not_the_decoding_kernel():
     assert torch.equal(got, F.linear(x, product.weight))
 
 
-def test_a_prepared_product_keeps_the_packed_codes():
-    product, _, _ = _product("Q4_1")
+def test_a_prepared_product_keeps_the_packed_codes(tiles):
+    product, _, _ = _product("Q4_1", tiles)
     tensors = product.prepared()
-    assert {"int4.codes", "int4.scales"} <= set(tensors)
-    fresh, _, _ = _product("Q4_1")
-    fresh.int4 = Int4Product(tensors["int4.codes"].clone(), tensors["int4.scales"].clone())
+    four_bit = {k.removeprefix("int4."): v.clone() for k, v in tensors.items() if k.startswith("int4.")}
+    assert set(four_bit) == ({"codes", "scales"} if tiles is None else {"tiles"})
+    fresh, _, _ = _product("Q4_1", tiles)
+    fresh.int4 = restored(four_bit, tiles)
     fresh.restore({k: v.clone() for k, v in tensors.items()})
     x = torch.randn(1, 2, 64)
     with torch.inference_mode():

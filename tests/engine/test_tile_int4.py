@@ -1,0 +1,109 @@
+"""The AMX int4 kernel (engine.kernels.tile_int4) and its build (engine.loading.tile_build): the packed layout,
+products against float64 with a row's bits independent of the rows beside it, and a build that is made
+once per machine, kept, and falls back to torch's kernel when it fails. The product tests need a CPU with
+AMX bfloat16 tiles; the layout test runs everywhere."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from engine.kernels.tile_int4 import CPU_FLAGS, TileInt4Product, pack
+from engine.loading import tile_build
+from engine.loading.tuning import all_cpu_flags
+
+ROOT = Path(__file__).resolve().parents[2]
+has_tiles = set(CPU_FLAGS) <= all_cpu_flags()
+needs_tiles = pytest.mark.skipif(not has_tiles, reason="this CPU has no AMX bfloat16 tiles")
+
+
+def _weight(n: int, k: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    codes = torch.randint(0, 16, (n, k), generator=generator, dtype=torch.int32)
+    scale = (torch.rand(n, k // 32, generator=generator) / 16).to(torch.bfloat16).float()
+    offset = (torch.randn(n, k // 32, generator=generator) / 16).to(torch.bfloat16).float()
+    return codes, scale, offset
+
+
+def test_the_layout_holds_each_code_once_where_the_c_source_reads_it():
+    """Block b, group g: chunk c's byte 2j + e holds code (16b + j, 32g + 4c + e) in its low nibble and
+    (16b + j, 32g + 4c + 2 + e) in its high one; then the 16 scales and 16 offsets as bfloat16."""
+    codes, scale, offset = _weight(48, 96, seed=0)
+    packed = pack(codes, scale, offset)
+    assert packed.shape == (3, 3, 320) and packed.dtype == torch.uint8
+    for b, g, c, j, e in [(0, 0, 0, 0, 0), (2, 1, 7, 15, 1), (1, 2, 3, 9, 0), (2, 2, 5, 4, 1)]:
+        byte = int(packed[b, g, 32 * c + 2 * j + e])
+        assert byte & 15 == codes[16 * b + j, 32 * g + 4 * c + e]
+        assert byte >> 4 == codes[16 * b + j, 32 * g + 4 * c + 2 + e]
+    tail = packed[:, :, 256:].contiguous().view(torch.bfloat16).float()  # (blocks, groups, 32)
+    assert torch.equal(tail[1, 2, :16], scale[16:32, 2]) and torch.equal(tail[1, 2, 16:], offset[16:32, 2])
+
+
+@needs_tiles
+@pytest.mark.parametrize(("n", "k", "width", "rank"), [(3104, 576, 576, 0), (576, 1568, 1536, 24), (48, 64, 40, 8)])
+def test_products_match_float64_and_a_row_keeps_its_bits_beside_any_rows(n, k, width, rank):
+    """The LoRA's input columns (`rank` products by a down-projection) come after the row's own `width`
+    columns, zeros up to k; the sums are float32 over the bfloat16 rows, so the error is float32's, not
+    bfloat16's (torch's int4 kernel rounds its output to bfloat16)."""
+    lib = tile_build.library()
+    assert lib is not None
+    codes, scale, offset = _weight(n, k, seed=1)
+    product = TileInt4Product(pack(codes, scale, offset), lib)
+    generator = torch.Generator().manual_seed(2)
+    down = torch.randn(rank, width, generator=generator) / 8 if rank else None
+    x = torch.randn(40, width, generator=generator)
+    got = product(x, down)
+    wide = x if down is None else torch.cat([x, x @ down.T], 1)
+    weight = (codes.double() - 8) * scale.double().repeat_interleave(32, 1) + offset.double().repeat_interleave(32, 1)
+    expected = F.pad(wide, (0, k - wide.shape[1])).to(torch.bfloat16).double() @ weight.T
+    error = (got.double() - expected).abs().max() / expected.abs().max()
+    assert error < (1e-2 if rank else 1e-5), error  # the LoRA's columns are rounded to bfloat16 apart from float64's
+    for rows in (1, 3, 16, 17):
+        for start in (0, 5):
+            assert torch.equal(product(x[start : start + rows], down), got[start : start + rows]), (rows, start)
+
+
+def _in_fresh_process(cache: Path, code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "DCOMPLETE_CACHE": str(cache), **env}, check=False)
+
+
+LOAD = "from engine.loading import tile_build; print(tile_build.library() is not None, tile_build.library_path())"
+
+
+@needs_tiles
+def test_the_library_is_built_once_and_later_processes_map_it(tmp_path):
+    first = _in_fresh_process(tmp_path, LOAD)
+    assert first.returncode == 0, first.stderr
+    ready, path = first.stdout.split()
+    assert ready == "True" and Path(path).is_file()
+    built = Path(path).stat().st_mtime_ns
+    second = _in_fresh_process(tmp_path, LOAD)
+    assert second.stdout.split() == ["True", path] and Path(path).stat().st_mtime_ns == built
+    assert not list(Path(path).parent.glob("*.tmp"))
+
+
+@needs_tiles
+def test_a_failed_build_leaves_a_note_and_torch_s_kernel_serves(tmp_path):
+    """A compiler that fails: the load goes on without the tiles and says why once; the next process does
+    not try again (the prepared weights and calibration it keeps are named for torch's kernel)."""
+    failing = _in_fresh_process(tmp_path, LOAD + "; print(tile_build.wanted())", CC="/bin/false")
+    assert failing.returncode == 0, failing.stderr
+    assert failing.stdout.split()[0] == "False" and failing.stdout.split()[2] == "False"
+    assert "the AMX int4 kernel did not build (/bin/false exited 1" in failing.stderr
+    notes = list((tmp_path / "kernels").glob("*.failed"))
+    assert len(notes) == 1
+    again = _in_fresh_process(tmp_path, LOAD, CC="/bin/false")
+    assert again.stdout.split()[0] == "False" and "did not build" not in again.stderr
+
+
+def test_off_keeps_torch_s_kernel(tmp_path):
+    off = _in_fresh_process(tmp_path, LOAD, DCOMPLETE_INT4_TILES="off")
+    assert off.returncode == 0, off.stderr
+    assert off.stdout.split()[0] == "False" and not (tmp_path / "kernels").exists()
