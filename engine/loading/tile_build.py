@@ -16,6 +16,7 @@ import os
 import platform
 import shutil
 import subprocess
+import tempfile
 import threading
 from functools import cache
 from pathlib import Path
@@ -51,50 +52,64 @@ def _digest(cc: str | None) -> str:
     return hashlib.sha256(what.encode()).hexdigest()[:24]
 
 
-def failed_note() -> Path:
-    return library_path().with_suffix(".failed")
+def failed_note(path: Path | None = None) -> Path:
+    """Where a failed build of the library at `path` (this process's) says why."""
+    return (path or library_path()).with_suffix(".failed")
 
 
 class _Build:
-    """This process's build and load of the library: one of each."""
+    """This process's build and load of the library at one path (a process that changes its cache folder or
+    compiler, as tests do, gets one per library)."""
 
-    lock = threading.Lock()
-    thread: threading.Thread | None = None
-    loaded: ctypes.CDLL | None = None
-    done = False
+    def __init__(self, path: Path) -> None:
+        self.path = path  # where the library is; a temp folder's when the cache folder cannot be written
+        self.thread: threading.Thread | None = None
+        self.loaded: ctypes.CDLL | None = None
+        self.done = False
+
+
+_lock = threading.Lock()
+_builds: dict[Path, _Build] = {}
 
 
 def start_build() -> None:
     """Compile the library in the background if this machine wants it and it is not built yet."""
-    with _Build.lock:
-        if _Build.thread is not None or _Build.done or not wanted() or library_path().exists():
-            return
-        _Build.thread = threading.Thread(target=_compile, name="dcomplete-tile-int4", daemon=True)
-        _Build.thread.start()
-
-
-def _compile() -> None:
     path = library_path()
-    temp = path.with_suffix(f".{os.getpid()}.tmp")
+    with _lock:
+        build = _builds.setdefault(path, _Build(path))
+        if build.thread is not None or build.done or not wanted() or path.exists():
+            return
+        build.thread = threading.Thread(target=_compile, args=(build,), name="dcomplete-tile-int4", daemon=True)
+        build.thread.start()
+
+
+def _compile(build: _Build) -> None:
+    path = build.path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_suffix(f".{os.getpid()}.tmp")
+        temp.touch()
+    except OSError:  # a read-only cache folder: this process builds its own copy
+        path = build.path = Path(tempfile.mkdtemp(prefix="dcomplete-")) / path.name
+        temp = path.with_suffix(".tmp")
+    try:
         done = subprocess.run([str(compiler()), *FLAGS, str(SOURCE), "-o", str(temp)], capture_output=True,
                               text=True, timeout=300, check=False)
         if done.returncode == 0:
             temp.replace(path)
         else:
-            _failed(f"{compiler()} exited {done.returncode}: "
+            _failed(path, f"{compiler()} exited {done.returncode}: "
                     + (done.stderr.strip().splitlines() or ["no output"])[0])
     except (OSError, subprocess.SubprocessError) as exc:
-        _failed(str(exc))
+        _failed(path, str(exc))
     finally:
         temp.unlink(missing_ok=True)
 
 
-def _failed(why: str) -> None:
-    log.warning("the AMX int4 kernel did not build (%s); %s", why, FALLBACK)
+def _failed(path: Path, why: str) -> None:
+    log.warning("the AMX int4 kernel is not used (%s); %s", why, FALLBACK)
     try:
-        failed_note().write_text(why + "\n")
+        failed_note(path).write_text(why + "\n")
     except OSError:
         pass
 
@@ -103,23 +118,24 @@ def library() -> ctypes.CDLL | None:
     """The kernel's library, ready to call (waiting for a build under way, starting one if none ran); None
     where this machine does not want it, the build failed, or `tile_int4.bind` refuses it."""
     start_build()
-    with _Build.lock:
-        thread = _Build.thread
+    with _lock:
+        build = _builds.setdefault(library_path(), _Build(library_path()))
+        thread = build.thread
     if thread is not None:
         thread.join()
-    with _Build.lock:
-        if not _Build.done:
-            _Build.loaded = _load() if wanted() and library_path().exists() else None
-            _Build.done = True
-        return _Build.loaded
+    with _lock:
+        if not build.done:
+            build.loaded = _load(build.path) if wanted() and build.path.exists() else None
+            build.done = True
+        return build.loaded
 
 
-def _load() -> ctypes.CDLL | None:
+def _load(path: Path) -> ctypes.CDLL | None:
     try:
-        lib = bind(ctypes.CDLL(str(library_path())))
+        lib = bind(ctypes.CDLL(str(path)))
     except OSError as exc:
-        log.warning("the AMX int4 kernel did not load (%s); %s", exc, FALLBACK)
+        log.warning("the AMX int4 kernel is not used (%s); %s", exc, FALLBACK)
         return None
     if lib is None:
-        _failed("the tiles are refused to this process or the built kernel's products are wrong")
+        _failed(path, "the tiles are refused to this process or the built kernel's products are wrong")
     return lib
