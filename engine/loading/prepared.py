@@ -45,7 +45,8 @@ def path_for(sources: Sequence[Path | None]) -> Path:
     from engine.models import anchored, layers
 
     code = [Path(m.__file__) for m in (projections, layers, anchored, int4_product, tile_int4) if m.__file__]  # how tensors are made
-    files = [s for s in sources if s is not None] + [*code, Path(__file__)]
+    # the AMX kernel's source too: the calibration kept in the file measured its speed
+    files = [s for s in sources if s is not None] + [*code, tile_int4.SOURCE, Path(__file__)]
     key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), str(int4_product.enabled()), str(tile_build.wanted()),
                       str(CALIBRATION_VERSION), str(FORMAT), files=files)
     return cache_root() / "prepared" / f"{key[:32]}.safetensors"
