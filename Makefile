@@ -44,7 +44,7 @@ vscode-screenshots: $(STAMP)
 	DCOMPLETE_VSCODE_MODEL=default DCOMPLETE_VSCODE_SCREENSHOTS=docs/screenshots OMP_NUM_THREADS=1 \
 		$(PY) -m pytest -q tests/editors/test_vscode_e2e.py
 
-# docs/figures.md, one benchmark after another on two CPU threads (about 75 minutes): the speed-sensitive
+# docs/figures.md, one benchmark after another on two CPU threads (40 minutes on the AMX Xeon): the speed-sensitive
 # ones first. Each prints its table and ends with its JSON line. Nothing else should run meanwhile.
 # bench.step adds llama.cpp's column when llama-cpp-python is installed (docs/figures.md#step-cost).
 CPU2 := OMP_NUM_THREADS=2 $(PY) -m
