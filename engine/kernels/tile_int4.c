@@ -1,4 +1,5 @@
-/* 4-bit weight products on AMX bfloat16 tiles for decoding steps; engine/kernels/tile_int4.py builds and calls it.
+/* 4-bit weight products on AMX bfloat16 tiles for decoding steps (engine/loading/tile_build.py builds this file on
+   the machine that runs it, engine/kernels/tile_int4.py calls it).
 
 y (rows, N) float32 = x (rows, kx) float32, followed by its products by a LoRA's down-projection (rank, kx)
 where one is given, then zeros up to K, times W (N, K)^T, W in groups of 32 along K:
