@@ -21,7 +21,7 @@ import threading
 from functools import cache
 from pathlib import Path
 
-from engine.kernels.tile_int4 import CPU_FLAGS, FLAGS, SOURCE, bind
+from engine.kernels.tile_int4 import BACKEND, CPU_FLAGS, FLAGS, SOURCE, bind
 from engine.loading.gguf_base import cache_root
 from engine.loading.tuning import all_cpu_flags, cpu_name
 
@@ -48,7 +48,7 @@ def library_path() -> Path:
 
 @cache
 def _digest(cc: str | None) -> str:
-    what = "|".join([SOURCE.read_text(), str(cc), *FLAGS, cpu_name(), *sorted(all_cpu_flags())])
+    what = "|".join([BACKEND, str(cc), *FLAGS, cpu_name(), *sorted(all_cpu_flags())])  # BACKEND: the source's digest
     return hashlib.sha256(what.encode()).hexdigest()[:24]
 
 
@@ -118,8 +118,9 @@ def library() -> ctypes.CDLL | None:
     """The kernel's library, ready to call (waiting for a build under way, starting one if none ran); None
     where this machine does not want it, the build failed, or `tile_int4.bind` refuses it."""
     start_build()
+    path = library_path()
     with _lock:
-        build = _builds.setdefault(library_path(), _Build(library_path()))
+        build = _builds.setdefault(path, _Build(path))
         thread = build.thread
     if thread is not None:
         thread.join()
