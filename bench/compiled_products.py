@@ -330,9 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     products, today = products_of(engine, args.layers)
     tiles = None
     if "tiles_int4" in paths:
-        from engine.loading import tile_build
+        from engine.loading.native_build import TILE_INT4
 
-        tiles = tile_build.library()
+        tiles = TILE_INT4.library()
         if tiles is None or args.group != 32:
             parser.error("--paths tiles_int4: needs --group 32 and a CPU with AMX tiles and a C compiler")
     for p in products:

@@ -15,7 +15,9 @@ read below the in-step figures; the gap is what a step pays for streaming weight
   linear     the block projections at that row count, called through the model's own modules
   head       the vocabulary projection at that row count
   attention  the K/V cache writes and reads and the attention kernels, replayed from one real step
-and what the adapter adds (`adapter`: the step with the adapter on minus the step with it off), and, side
+and what the adapter adds (`adapter`: the step with the adapter on minus the step with it off); where a load
+installed dcomplete's decoding attention kernel (`engine.kernels.row_attention`), `torch_attn` is the step
+on torch's form of it instead, the two taking turns; and, side
 by side, `transformers`' LlamaForCausalLM over the same dequantized base weights (fp32) with its
 KV cache (a step of the same rows against a cache of the same length), and llama.cpp (llama-cpp-python,
 only when installed: it is never a dependency) on the same GGUF file. Prefill rows: the whole context in
@@ -42,6 +44,7 @@ from bench.workload import package_versions, source_files
 from engine import DenoiseParams, Engine
 from engine.denoise.canvas_batch import CanvasBatch
 from engine.families.anchored_step import AnchoredPredictor
+from engine.kernels import row_attention
 from engine.kernels.projections import INT4, FusedProjections
 from engine.loading.calibrate import DecodingRows
 from engine.loading.compiled import compiled_products, cpu_flags
@@ -256,16 +259,30 @@ class Compiled:
             self.off()
 
 
-def side_by_side(fn: Callable[[], object], compiled: Compiled, repeats: int) -> tuple[float, float]:
-    """Median ms of `fn` on the eager kernels and on the compiled ones, taking turns."""
-    fn(), compiled.timed(fn)
-    eager, fast = [], []
+class TorchAttention:
+    """torch's decoding attention (`layers.attention_by_products`) in place of the installed kernel for a call."""
+
+    def timed(self, fn: Callable[[], object]) -> float:
+        kernel = row_attention._installed
+        row_attention.install(None)
+        try:
+            started = time.perf_counter()
+            fn()
+            return (time.perf_counter() - started) * 1000
+        finally:
+            row_attention.install(kernel)
+
+
+def side_by_side(fn: Callable[[], object], other: Compiled | TorchAttention, repeats: int) -> tuple[float, float]:
+    """Median ms of `fn` as the engine runs it and on `other`'s kernels, taking turns."""
+    fn(), other.timed(fn)
+    ours, theirs = [], []
     for _ in range(repeats):
         started = time.perf_counter()
         fn()
-        eager.append((time.perf_counter() - started) * 1000)
-        fast.append(compiled.timed(fn))
-    return statistics.median(eager), statistics.median(fast)
+        ours.append((time.perf_counter() - started) * 1000)
+        theirs.append(other.timed(fn))
+    return statistics.median(ours), statistics.median(theirs)
 
 
 def measure(engine: Engine, reference: torch.nn.Module | None, context: int, rows_list: list[int],
@@ -293,6 +310,9 @@ def measure(engine: Engine, reference: torch.nn.Module | None, context: int, row
         predict = lambda rows=rows: on.predict(rows)  # noqa: E731
         if compiled is not None:
             row["eager_step"], row["compiled"] = side_by_side(predict, compiled, repeats)
+        if row_attention.backend() != "torch":
+            row["step"], row["torch_attn"] = side_by_side(predict, TorchAttention(), repeats)
+            step = float(row["step"])
         row["products"] = step - without(Frozen(PRODUCTS), predict, repeats)
         row["attn"] = step - without(Frozen(ATTENTION), predict, repeats)
         row["rest"] = without(Frozen(PRODUCTS + ATTENTION), predict, repeats)
@@ -353,9 +373,10 @@ def main(argv: list[str] | None = None) -> int:
     if kernels is not None:
         print(f"llama.cpp: {kernels}")
     decoding = decoding_kernels(engine)
-    print(f"decoding products (kernel at one row: count): {decoding}")
+    print(f"decoding products (kernel at one row: count): {decoding}; decoding attention: {row_attention.backend()}")
     cols = ("step", "products", "attn", "rest", "linear", "head", "attention", "adapter", "transformers",
             "llama_cpp") + (("eager_step", "compiled") if compiled is not None else ())
+    cols += ("torch_attn",) if row_attention.backend() != "torch" else ()
     if compiled is not None:
         print(f"compiled products ready {ready_s:.0f} s after the load began; `eager_step` and `compiled`: "
               "the step on today's kernels and on the compiled ones, taking turns")
@@ -367,9 +388,11 @@ def main(argv: list[str] | None = None) -> int:
             ratio = f"{r['step'] / r['transformers']:>8.2f}" if r.get("transformers") else f"{'-':>8}"
             cpp = f"{r['step'] / r['llama_cpp']:>6.2f}" if r.get("llama_cpp") else f"{'-':>6}"
             fast = f" {r['compiled'] / r['eager_step']:>6.2f}x compiled" if r.get("compiled") else ""
+            fast += f" {r['torch_attn'] / r['step']:>6.2f}x on torch's attention" if r.get("torch_attn") else ""
             print(f"{context:>7} {label:>7} {cells} {ratio} {cpp}{fast}")
     print(json.dumps({"benchmark": "step", "model": engine.name, "dtype": args.dtype, "threads": threads,
                       "cpu": cpu, "llama_cpp_kernels": kernels, "decoding_kernels": decoding,
+                      "decoding_attention": row_attention.backend(),
                       "sources": package_versions(),
                       "results": {c: {k: {m: (round(v, 2) if v is not None else None) for m, v in r.items()}
                                       for k, r in rows.items()} for c, rows in results.items()}}))

@@ -12,7 +12,7 @@ from torch import nn
 from engine.cache.kv_dtype import kv_dtype
 from engine.denoise.seam import Family, LoadedModel, LoadSpec
 from engine.kernels import int4_product
-from engine.loading import prepared, tile_build
+from engine.loading import native_build, prepared
 from engine.loading.build import CONTEXT_CAP, fit, gguf_blocks
 from engine.loading.checkpoint import CheckpointError, assign_weights, read_safetensors
 from engine.loading.devices import engine_choice
@@ -78,8 +78,9 @@ def load_anchored(spec: LoadSpec, family: Family) -> LoadedModel:
     """A GGUF base (`config["base"]`) plus the folder's adapter, from the prepared file when one was kept."""
     cfg, dev, dtype = spec.config, spec.device, spec.asked
     adapter = spec.folder / ADAPTER_FILE
-    if dev.type == "cpu" and engine_choice(dtype) and int4_product.enabled():
-        tile_build.start_build()  # a first load compiles it while it reads the GGUF file
+    native = dev.type == "cpu" and engine_choice(dtype)
+    if native:  # a first load compiles the kernels while it reads the GGUF file
+        native_build.start_builds(int4=int4_product.enabled())
     try:
         base = base_folder(str(cfg["base"]))
         shape = adapter_shape(cfg)
@@ -93,6 +94,8 @@ def load_anchored(spec: LoadSpec, family: Family) -> LoadedModel:
     except KeyError as exc:
         raise ModelLoadError(f"model {spec.spec}: config.json has no {exc}") from None
     tokenizer = fast_tokenizer(spec.spec, base)
+    if native:
+        native_build.install_attention()  # before a calibration times the decoding steps
     pending = None
     if restored is not None:
         model, calibration = restored  # type: ignore[assignment]

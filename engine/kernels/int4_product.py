@@ -117,7 +117,7 @@ def from_blocks(parts: Sequence[Blocks], extra: torch.Tensor | None = None,
                 tiles: ctypes.CDLL | None = None) -> FourBit:
     """The product by the stacked `parts` (Q4_0 or Q4_1 blocks of one kind, as `fits`), followed by the
     input columns `extra` (N, E) when given, quantized here to 4 bits in groups of 32 (`quantize_columns`);
-    on `tiles` (the built AMX kernel, `engine.loading.tile_build.library`) when given."""
+    on `tiles` (the built AMX kernel, `engine.loading.native_build.TILE_INT4.library`) when given."""
     scale_parts, offset_parts, code_parts = [], [], []
     for part in parts:
         scale, low, codes = fields(part)  # (N, kb), (N, kb) or None, (N, kb, 32)

@@ -1,4 +1,4 @@
-/* 4-bit weight products on AMX bfloat16 tiles for decoding steps (engine/loading/tile_build.py builds this file on
+/* 4-bit weight products on AMX bfloat16 tiles for decoding steps (engine/loading/native_build.py builds this file on
    the machine that runs it, engine/kernels/tile_int4.py calls it).
 
 y (rows, N) float32 = x (rows, kx) float32, followed by its products by a LoRA's down-projection (rank, kx)

@@ -10,7 +10,7 @@ group's scale and offset: a whole decoding step's products cost 7.1 ms at one ro
 beside it (the rule for every decoding kernel). Its sums are float32 over the file's own
 codes, where torch's kernel rounds its output to bfloat16.
 
-The C source is compiled on the machine that runs it (`engine.loading.tile_build`); this module knows the
+The C source is compiled on the machine that runs it (`engine.loading.native_build`); this module knows the
 layout, the call and the check a build must pass.
 """
 

@@ -27,8 +27,8 @@ import torch
 from engine.kernels.calibration import UNMEASURED, Calibration
 from engine.kernels.calibration import VERSION as CALIBRATION_VERSION
 from engine.kernels.int4_product import restored as restored_int4
-from engine.loading import tile_build
 from engine.loading.devices import engine_choice
+from engine.loading.native_build import ROW_ATTENTION, TILE_INT4
 from engine.models.transformer import Transformer
 
 FORMAT = 1
@@ -39,15 +39,16 @@ def path_for(sources: Sequence[Path | None]) -> Path:
     """The prepared file of a model built from `sources` (checkpoint files: path, size and mtime name them,
     as they do the modules that fuse the tensors) with the kernels calibration picks (the only load that
     keeps one), on this machine's CPU, threads and torch."""
-    from engine.kernels import int4_product, projections, tile_int4
+    from engine.kernels import int4_product, projections, row_attention, tile_int4
     from engine.loading.gguf_base import cache_root
     from engine.loading.tuning import machine_key
     from engine.models import anchored, layers
 
     code = [Path(m.__file__) for m in (projections, layers, anchored, int4_product, tile_int4) if m.__file__]  # how tensors are made
-    # the AMX kernel's source too: the calibration kept in the file measured its speed
-    files = [s for s in sources if s is not None] + [*code, tile_int4.SOURCE, Path(__file__)]
-    key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), str(int4_product.enabled()), str(tile_build.wanted()),
+    # the C kernels' sources too: the calibration kept in the file measured their speed
+    files = [s for s in sources if s is not None] + [*code, tile_int4.SOURCE, row_attention.SOURCE, Path(__file__)]
+    key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), str(int4_product.enabled()), str(TILE_INT4.wanted()),
+                      str(ROW_ATTENTION.wanted()),
                       str(CALIBRATION_VERSION), str(FORMAT), files=files)
     return cache_root() / "prepared" / f"{key[:32]}.safetensors"
 
@@ -120,7 +121,7 @@ def restore(path: Path, build_meta: Callable[[], Transformer]) -> tuple[Transfor
     model = build_meta()
     model.eval()
     model.fuse_for_inference()
-    tiles = tile_build.library() if any(".int4.tiles" in k for k in tensors) else None
+    tiles = TILE_INT4.library() if any(".int4.tiles" in k for k in tensors) else None
     for i, product in enumerate(model.products()):
         prefix = f"product.{i}.int4."
         four_bit = {k.removeprefix(prefix): v for k, v in tensors.items() if k.startswith(prefix)}

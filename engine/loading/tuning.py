@@ -36,6 +36,7 @@ from pathlib import Path
 
 import torch
 
+from engine.kernels import row_attention
 from engine.kernels.calibration import UNMEASURED, VERSION, Calibration
 from engine.kernels.packed import LowWeight, packs_bfloat16
 from engine.kernels.projections import (
@@ -102,13 +103,13 @@ def write(path: Path, found: Calibration) -> None:
 def path_for(model: Transformer) -> Path:
     """Where this machine's calibration for `model` is kept, named by its products' shapes and the kernels
     they can run as a load attaches them, before the calibration drops the ones it does not use (the
-    checkpoint's blocks, the 4-bit copies): a load that builds the model again reads what the measurement
-    wrote."""
+    checkpoint's blocks, the 4-bit copies), and the decoding attention installed (a load installs it first):
+    a load that builds the model again reads what the measurement wrote."""
     from engine.loading.gguf_base import cache_root
 
     shapes = ",".join(sorted({p.shape_key + "|" + ",".join(p.available) + (p.blocks.kind if p.blocks else "")
                               + (p.int4.backend if p.int4 else "") for p in model.products()}))
-    return cache_root() / "calibration" / f"{machine_key(shapes)[:24]}.json"
+    return cache_root() / "calibration" / f"{machine_key(shapes, row_attention.backend())[:24]}.json"
 
 
 def machine_key(*parts: str, files: Sequence[Path] = ()) -> str:

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from engine.kernels import row_attention
 from engine.kernels.projections import Adapt as ProductAdapt
 from engine.kernels.projections import FusedProjections, Projections
 
@@ -220,13 +221,17 @@ def decoding_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
     A decoding step's rows must get the logits one-token-per-step decoding gives them, or verified drafting
     parts from it at a near-tie; torch's fused CPU kernel rounds a query row otherwise among several rows
-    than alone (1e-7 apart, measured). Two products and a softmax (`attention_by_products`) read the keys
-    once for all rows and keep a row's bits where this machine's matrix library does not round by row
-    count (checked once per process, `_products_keep_rows`: the AMX Xeon); elsewhere (the Zen 4 EPYC) the
-    same products run on blocks of exactly ROW_BLOCK rows (`attention_by_row_blocks`), one shape for every
-    call. On CUDA, the fused kernel."""
+    than alone (1e-7 apart, measured). Where a load installed dcomplete's C kernel
+    (`engine.kernels.row_attention`: AVX-512 BF16 CPUs), one call a layer does it, every row apart by
+    construction. Otherwise two products and a softmax (`attention_by_products`) read the keys once for all
+    rows and keep a row's bits where this machine's matrix library does not round by row count (checked once
+    per process, `_products_keep_rows`: the AMX Xeon); elsewhere the same products run on blocks of exactly
+    ROW_BLOCK rows (`attention_by_row_blocks`), one shape for every call. On CUDA, the fused kernel."""
     if q.is_cuda:
         return sdpa(q, k, v, mask)
+    native = row_attention.attend(q, k, v, mask)
+    if native is not None:
+        return native
     return (attention_by_products if _products_keep_rows(k.dtype) else attention_by_row_blocks)(q, k, v, mask)
 
 

@@ -16,8 +16,8 @@ from engine.kernels.block_products import Blocks
 from engine.kernels.int4_product import fits, from_blocks, quantize_columns, restored, supported
 from engine.kernels.projections import INT4, LINEAR, MAX_TABLE_ROWS, FusedProjections
 from engine.kernels.tile_int4 import CPU_FLAGS
-from engine.loading import tile_build
 from engine.loading.calibrate import DecodingRows, decoding_call, row_invariant
+from engine.loading.native_build import TILE_INT4
 from engine.loading.tuning import all_cpu_flags
 
 pytestmark = pytest.mark.skipif(not supported(), reason="this torch has no CPU int4 kernel")  # torch 2.13 has it
@@ -31,7 +31,7 @@ def tiles(request):
         return None
     if not set(CPU_FLAGS) <= all_cpu_flags():
         pytest.skip("this CPU has no AMX bfloat16 tiles")
-    lib = tile_build.library()
+    lib = TILE_INT4.library()
     assert lib is not None, "a CPU with AMX tiles and a compiler must build the kernel"
     return lib
 

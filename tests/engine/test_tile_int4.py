@@ -1,4 +1,4 @@
-"""The AMX int4 kernel (engine.kernels.tile_int4) and its build (engine.loading.tile_build): the packed layout,
+"""The AMX int4 kernel (engine.kernels.tile_int4) and its build (engine.loading.native_build): the packed layout,
 products against float64 with a row's bits independent of the rows beside it, and a build that is made
 once per machine, kept, and falls back to torch's kernel when it fails. The product tests need a CPU with
 AMX bfloat16 tiles; the layout test runs everywhere."""
@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.kernels.tile_int4 import CPU_FLAGS, TileInt4Product, pack
-from engine.loading import tile_build
+from engine.loading.native_build import TILE_INT4
 from engine.loading.tuning import all_cpu_flags
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def test_products_match_float64_and_a_row_keeps_its_bits_beside_any_rows(n, k, w
     """The LoRA's input columns (`rank` products by a down-projection) come after the row's own `width`
     columns, zeros up to k; the sums are float32 over the bfloat16 rows, so the error is float32's, not
     bfloat16's (torch's int4 kernel rounds its output to bfloat16)."""
-    lib = tile_build.library()
+    lib = TILE_INT4.library()
     assert lib is not None
     codes, scale, offset = _weight(n, k, seed=1)
     product = TileInt4Product(pack(codes, scale, offset), lib)
@@ -74,7 +74,7 @@ def _in_fresh_process(cache: Path, code: str, **env: str) -> subprocess.Complete
                           env={**os.environ, "DCOMPLETE_CACHE": str(cache), **env}, check=False)
 
 
-LOAD = "from engine.loading import tile_build; print(tile_build.library() is not None, tile_build.library_path())"
+LOAD = "from engine.loading.native_build import TILE_INT4; print(TILE_INT4.library() is not None, TILE_INT4.library_path())"
 
 
 @needs_tiles
@@ -93,7 +93,7 @@ def test_the_library_is_built_once_and_later_processes_map_it(tmp_path):
 def test_a_failed_build_leaves_a_note_and_torch_s_kernel_serves(tmp_path):
     """A compiler that fails: the load goes on without the tiles and says why once; the next process does
     not try again (the prepared weights and calibration it keeps are named for torch's kernel)."""
-    failing = _in_fresh_process(tmp_path, LOAD + "; print(tile_build.wanted())", CC="/bin/false")
+    failing = _in_fresh_process(tmp_path, LOAD + "; print(TILE_INT4.wanted())", CC="/bin/false")
     assert failing.returncode == 0, failing.stderr
     assert failing.stdout.split()[0] == "False" and failing.stdout.split()[2] == "False"
     assert "the AMX int4 kernel is not used (/bin/false exited 1" in failing.stderr
@@ -115,10 +115,10 @@ def test_a_failed_build_in_one_cache_folder_leaves_other_folders_their_library(t
     compiler or another cache folder does not leave torch's kernel to every later load."""
     monkeypatch.setenv("DCOMPLETE_CACHE", str(tmp_path / "first"))
     monkeypatch.setenv("CC", "/bin/false")
-    assert tile_build.library() is None and tile_build.failed_note().exists()
+    assert TILE_INT4.library() is None and TILE_INT4.failed_note().exists()
     monkeypatch.delenv("CC")
     monkeypatch.setenv("DCOMPLETE_CACHE", str(tmp_path / "second"))
-    assert tile_build.library() is not None
+    assert TILE_INT4.library() is not None
 
 
 @needs_tiles
@@ -128,5 +128,5 @@ def test_a_cache_folder_that_cannot_be_written_gets_a_process_of_its_own_copy(tm
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("")
     monkeypatch.setenv("DCOMPLETE_CACHE", str(blocked))
-    lib = tile_build.library()
+    lib = TILE_INT4.library()
     assert lib is not None and not Path(lib._name).is_relative_to(blocked)

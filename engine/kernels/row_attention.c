@@ -1,0 +1,282 @@
+/* Decoding attention whose query rows never meet (engine/loading/native_build.py builds this file on the
+   machine that runs it, engine/kernels/row_attention.py calls it).
+
+out (B, R, H, D) float32 = softmax(scale * q k^T + mask) v for q (B, H, R, D) bfloat16, keys and values
+(B, Hkv, S, D) bfloat16 (query head h reads key head h / (H / Hkv)), mask (B, H or 1, R, S) additive float32
+or none. D is a multiple of 32, at most 256.
+
+Per key head, the keys are read once for every query row of its heads: each block of 16 keys is transposed
+into 32-bit pairs (lanes = keys), and a row's 16 scores are D / 2 VDPBF16PS of the row's pairs against them;
+the values are widened to float32 and summed by FMA, key by key, weighted by float32 exponentials. The work
+is split into chunks of CHUNK keys per key head (so two threads share three key heads evenly), each with its
+own maximum, sum and weighted values, merged chunk by chunk in order. Every row's arithmetic is the same
+sequence whatever rows run beside it and however many threads run, so a row's bits do not depend on the row
+count: the rule for every decoding kernel. */
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define MAX_PAIRS 128 /* D <= 256 */
+
+static inline __mmask16 first(int64_t n) { return (__mmask16)(n <= 0 ? 0 : n >= 16 ? 0xFFFF : (1u << n) - 1); }
+
+/* 16 rows of 16 32-bit lanes, transposed in place. */
+static inline void transpose16(__m512i r[16]) {
+    __m512i t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+        r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+        r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+        r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+    }
+    /* each 128-bit lane L of r[4a + c] now holds column c of rows 4L'..: lane L of rows 4a..4a+3 */
+    for (int i = 0; i < 4; i++) {
+        t[i] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0x88);
+        t[i + 4] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0xDD);
+        t[i + 8] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0x88);
+        t[i + 12] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0xDD);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xDD);
+        r[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
+        r[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xDD);
+    }
+}
+
+/* e^x for x <= 0 (Cephes' polynomial; 0 below -87.3, so a masked key's weight is exactly 0). */
+static inline __m512 exp_neg(__m512 x) {
+    __mmask16 tiny = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.33654f), _CMP_LT_OQ);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    return _mm512_maskz_mov_ps((__mmask16)~tiny, _mm512_scalef_ps(p, n));
+}
+
+#define CHUNK 256 /* keys per unit of work, a multiple of 16 */
+
+typedef struct {
+    const uint16_t *q, *k, *v;
+    const float* mask;
+    float* out;
+    int64_t qsb, qsh, qsr, ksb, ksh, vsb, vsh, msb, msh, msr;
+    int64_t H, Hkv, R, S, D, chunks;
+    float scale;
+    float* parts; /* per (b, g, chunk, row): D weighted values (even dims then odd ones per 32), max, sum */
+} call;
+
+static __thread float* scratch;
+static __thread size_t scratch_size;
+
+/* This thread's buffer of at least `floats` floats (kept between calls), or NULL. */
+static float* scratch_for(size_t floats) {
+    if (floats > scratch_size) {
+        free(scratch);
+        scratch = aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
+        scratch_size = scratch ? floats : 0;
+    }
+    return scratch;
+}
+
+/* Query row `row` of key head g's group (its heads' rows, head by head). */
+static inline int64_t row_offset(const call* c, int64_t g, int64_t row, int64_t sh, int64_t sr) {
+    return (g * (c->H / c->Hkv) + row / c->R) * sh + (row % c->R) * sr;
+}
+
+static inline float* part_of(const call* c, int64_t b, int64_t g, int64_t chunk, int64_t row) {
+    const int64_t rows = c->H / c->Hkv * c->R;
+    return c->parts + (((b * c->Hkv + g) * c->chunks + chunk) * rows + row) * (c->D + 2);
+}
+
+/* The scores of m rows from `row` against 16 transposed keys (n of them real) at j0 (their column in
+   `scores`, rows apart by `width`); each row's own sequence of instructions, m only interleaves them. */
+static inline __attribute__((always_inline)) void score_rows(const call* c, int64_t b, int64_t g,
+                                                             const __m512i* kt, int64_t j0, int64_t n,
+                                                             int64_t row, const int m, float* scores,
+                                                             int64_t column, int64_t width) {
+    const uint32_t* qp[4];
+    __m512 even[4], odd[4];
+    for (int i = 0; i < m; i++) {
+        qp[i] = (const uint32_t*)(c->q + b * c->qsb + row_offset(c, g, row + i, c->qsh, c->qsr));
+        even[i] = odd[i] = _mm512_setzero_ps();
+    }
+    for (int64_t p = 0; p < c->D / 2; p += 2)
+        for (int i = 0; i < m; i++) {
+            even[i] = _mm512_dpbf16_ps(even[i], (__m512bh)kt[p], (__m512bh)_mm512_set1_epi32((int)qp[i][p]));
+            odd[i] = _mm512_dpbf16_ps(odd[i], (__m512bh)kt[p + 1], (__m512bh)_mm512_set1_epi32((int)qp[i][p + 1]));
+        }
+    for (int i = 0; i < m; i++) {
+        __m512 s = _mm512_mul_ps(_mm512_add_ps(even[i], odd[i]), _mm512_set1_ps(c->scale));
+        if (c->mask)
+            s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(first(n), c->mask + b * c->msb
+                                                       + row_offset(c, g, row + i, c->msh, c->msr) + j0));
+        _mm512_store_ps(scores + (row + i) * width + column, _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), first(n), s));
+    }
+}
+
+/* m rows' weighted values from `row`: acc (rows apart by D) += e (rows apart by `width`) times the n
+   widened values `vf` (16 x D, each 32 dims as their 16 even then 16 odd ones). */
+static inline __attribute__((always_inline)) void weigh_rows(const call* c, const float* vf, int64_t n, int64_t row,
+                                                             const int m, const float* e, int64_t width,
+                                                             float* acc) {
+    for (int64_t d = 0; d < c->D; d += 32) {
+        __m512 lo[4], hi[4];
+        for (int i = 0; i < m; i++) {
+            lo[i] = _mm512_load_ps(acc + (row + i) * c->D + d);
+            hi[i] = _mm512_load_ps(acc + (row + i) * c->D + d + 16);
+        }
+        for (int64_t j = 0; j < n; j++) {
+            const __m512 v0 = _mm512_load_ps(vf + j * c->D + d), v1 = _mm512_load_ps(vf + j * c->D + d + 16);
+            for (int i = 0; i < m; i++) {
+                const __m512 w = _mm512_set1_ps(e[(row + i) * width + j]);
+                lo[i] = _mm512_fmadd_ps(w, v0, lo[i]);
+                hi[i] = _mm512_fmadd_ps(w, v1, hi[i]);
+            }
+        }
+        for (int i = 0; i < m; i++) {
+            _mm512_store_ps(acc + (row + i) * c->D + d, lo[i]);
+            _mm512_store_ps(acc + (row + i) * c->D + d + 16, hi[i]);
+        }
+    }
+}
+
+#define BY_FOURS(rows, call_m)                                          \
+    for (int64_t row = 0; row < (rows); row += 4) switch ((rows) - row) { \
+            case 1: call_m(1); break;                                   \
+            case 2: call_m(2); break;                                   \
+            case 3: call_m(3); break;                                   \
+            default: call_m(4);                                         \
+        }
+
+/* Key head g of batch row b, keys [chunk * CHUNK, + CHUNK): every row's max, sum and weighted values. */
+static int attend_chunk(const call* c, int64_t b, int64_t g, int64_t chunk) {
+    const int64_t rows = c->H / c->Hkv * c->R, pairs = c->D / 2, start = chunk * CHUNK;
+    const int64_t end = start + CHUNK < c->S ? start + CHUNK : c->S, width = (end - start + 15) / 16 * 16;
+    float* scores = scratch_for((size_t)rows * (width + c->D));
+    if (!scores) return -1;
+    float* acc = scores + rows * width;
+    const uint16_t* keys = c->k + b * c->ksb + g * c->ksh;
+    const uint16_t* values = c->v + b * c->vsb + g * c->vsh;
+    __m512i kt[MAX_PAIRS];
+    for (int64_t j0 = start; j0 < end; j0 += 16) {
+        const int64_t n = end - j0 < 16 ? end - j0 : 16;
+        for (int64_t p0 = 0; p0 < pairs; p0 += 16) {
+            __m512i block[16];
+            for (int64_t i = 0; i < 16; i++)
+                block[i] = i < n ? _mm512_loadu_si512((const void*)(keys + (j0 + i) * c->D + 2 * p0))
+                                 : _mm512_setzero_si512();
+            transpose16(block);
+            for (int64_t i = 0; i < 16; i++) kt[p0 + i] = block[i];
+        }
+#define SCORE(m) score_rows(c, b, g, kt, j0, n, row, m, scores, j0 - start, width)
+        BY_FOURS(rows, SCORE)
+    }
+    for (int64_t row = 0; row < rows; row++) {
+        float* s = scores + row * width;
+        float* part = part_of(c, b, g, chunk, row);
+        __m512 top = _mm512_set1_ps(-INFINITY);
+        for (int64_t j = 0; j < width; j += 16) top = _mm512_max_ps(top, _mm512_load_ps(s + j));
+        const float most = _mm512_reduce_max_ps(top);
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t j = 0; j < width; j += 16) {
+            /* a chunk whose keys are all masked weighs nothing (not e^(-inf + inf)) */
+            __m512 e = most == -INFINITY ? _mm512_setzero_ps()
+                                         : exp_neg(_mm512_sub_ps(_mm512_load_ps(s + j), _mm512_set1_ps(most)));
+            _mm512_store_ps(s + j, e);
+            sum = _mm512_add_ps(sum, e);
+        }
+        float lanes[16], total = 0.0f;
+        _mm512_storeu_ps(lanes, sum);
+        for (int i = 0; i < 16; i++) total += lanes[i];
+        part[c->D] = most;
+        part[c->D + 1] = total;
+        for (int64_t d = 0; d < c->D; d++) acc[row * c->D + d] = 0.0f;
+    }
+    float vf[16 * 256] __attribute__((aligned(64)));
+    const __m512i high = _mm512_set1_epi32((int)0xFFFF0000u);
+    for (int64_t j0 = start; j0 < end; j0 += 16) {
+        const int64_t n = end - j0 < 16 ? end - j0 : 16;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t d = 0; d < c->D; d += 32) {
+                const __m512i w = _mm512_loadu_si512((const void*)(values + (j0 + i) * c->D + d));
+                _mm512_store_ps(vf + i * c->D + d, _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)));
+                _mm512_store_ps(vf + i * c->D + d + 16, _mm512_castsi512_ps(_mm512_and_si512(w, high)));
+            }
+#define WEIGH(m) weigh_rows(c, vf, n, row, m, scores + (j0 - start), width, acc)
+        BY_FOURS(rows, WEIGH)
+    }
+    for (int64_t row = 0; row < rows; row++) {
+        float* part = part_of(c, b, g, chunk, row);
+        for (int64_t d = 0; d < c->D; d++) part[d] = acc[row * c->D + d];
+    }
+    return 0;
+}
+
+/* Row `row` of key head g: its chunks merged in order, dims back in place, into out. */
+static void merge(const call* c, int64_t b, int64_t g, int64_t row) {
+    float most = -INFINITY, total = 0.0f;
+    for (int64_t k = 0; k < c->chunks; k++) most = fmaxf(most, part_of(c, b, g, k, row)[c->D]);
+    float sums[256] __attribute__((aligned(64)));
+    for (int64_t d = 0; d < c->D; d++) sums[d] = 0.0f;
+    for (int64_t k = 0; k < c->chunks; k++) {
+        const float* part = part_of(c, b, g, k, row);
+        if (part[c->D] == -INFINITY) continue;
+        const float w = expf(part[c->D] - most);
+        total += w * part[c->D + 1];
+        for (int64_t d = 0; d < c->D; d += 16)
+            _mm512_store_ps(sums + d, _mm512_fmadd_ps(_mm512_set1_ps(w), _mm512_loadu_ps(part + d), _mm512_load_ps(sums + d)));
+    }
+    const __m512 inv = _mm512_set1_ps(1.0f / total);
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    const int64_t h = g * (c->H / c->Hkv) + row / c->R, r = row % c->R;
+    float* o = c->out + ((b * c->R + r) * c->H + h) * c->D;
+    for (int64_t d = 0; d < c->D; d += 32) {
+        const __m512 even = _mm512_load_ps(sums + d), odd = _mm512_load_ps(sums + d + 16);
+        _mm512_storeu_ps(o + d, _mm512_mul_ps(_mm512_permutex2var_ps(even, lo, odd), inv));
+        _mm512_storeu_ps(o + d + 16, _mm512_mul_ps(_mm512_permutex2var_ps(even, hi, odd), inv));
+    }
+}
+
+static __thread float* parts;
+static __thread size_t parts_size;
+
+/* 0, or -1 where a buffer could not be allocated. */
+int dc_row_attention(const uint16_t* q, int64_t qsb, int64_t qsh, int64_t qsr, const uint16_t* k, int64_t ksb,
+                     int64_t ksh, const uint16_t* v, int64_t vsb, int64_t vsh, const float* mask, int64_t msb,
+                     int64_t msh, int64_t msr, float* out, int64_t B, int64_t H, int64_t Hkv, int64_t R, int64_t S,
+                     int64_t D, float scale, int threads) {
+    const int64_t chunks = (S + CHUNK - 1) / CHUNK, rows = H / Hkv * R;
+    const size_t need = (size_t)(B * Hkv * chunks * rows * (D + 2));
+    if (need > parts_size) {
+        free(parts);
+        parts = malloc(need * sizeof(float));
+        parts_size = parts ? need : 0;
+        if (!parts) return -1;
+    }
+    const call c = {q, k, v, mask, out, qsb, qsh, qsr, ksb, ksh, vsb, vsh, msb, msh, msr, H, Hkv, R, S, D, chunks,
+                    scale, parts};
+    const int64_t units = B * Hkv * chunks, merges = B * Hkv * rows;
+    int failed = 0;
+#pragma omp parallel num_threads(threads < units ? threads : (int)units) reduction(| : failed)
+    {
+#pragma omp for schedule(static)
+        for (int64_t u = 0; u < units; u++) failed |= attend_chunk(&c, u / (Hkv * chunks), u / chunks % Hkv, u % chunks) != 0;
+#pragma omp for schedule(static)
+        for (int64_t u = 0; u < merges; u++) merge(&c, u / (Hkv * rows), u / rows % Hkv, u % rows);
+    }
+    return failed ? -1 : 0;
+}

@@ -1,0 +1,112 @@
+"""A decoding step's attention in one native call: keys read once for every row, a row's bits its own.
+
+torch's fused CPU kernel rounds a query row differently among several rows than alone, and the exact form
+built from torch's products (`engine.models.layers.attention_by_products`: two products and a softmax per
+layer) keeps a row's bits only where the matrix library does not round by row count (the AMX Xeon; on the
+Zen 4 EPYC it runs blocks of two rows, so the keys are read once per two rows). Either way a one-row
+step's attention is a dozen small torch calls a layer: 11.3 ms of a 33 ms step after 1,024 tokens on the
+2-core Xeon (`bench.step`), where the keys and values it reads are 25 MB. `row_attention.c` does a layer's
+attention of every row in one call on AVX-512 BF16 (the Xeon and the Zen 4): per key head, each block of 16
+keys is transposed once and every query row of the head's group multiplies it, so the cost hardly grows with
+rows, and each row's arithmetic is the same sequence whatever rows run beside it. Scores, softmax and sums
+are float32 (torch's products round scores and weights to bfloat16).
+
+The C source is compiled on the machine that runs it (`engine.loading.native_build`); a load installs the
+built library (`install`), and `attend` is what `decoding_attention` calls while one is installed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+from pathlib import Path
+
+import torch
+
+SOURCE = Path(__file__).with_name("row_attention.c")
+FLAGS = ("-O3", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512bf16", "-fopenmp", "-shared", "-fPIC")
+CPU_FLAGS = ("avx512bw", "avx512_bf16")  # /proc/cpuinfo's names
+BACKEND = "rows-" + hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]  # calibrations are kept per source
+
+_installed: ctypes.CDLL | None = None
+
+
+def bind(lib: ctypes.CDLL) -> ctypes.CDLL | None:
+    """`lib` (the built source) ready to call, or None where its attention is wrong (`checks`)."""
+    i64, ptr = ctypes.c_int64, ctypes.c_void_p
+    lib.dc_row_attention.argtypes = [ptr, i64, i64, i64, ptr, i64, i64, ptr, i64, i64, ptr, i64, i64, i64, ptr,
+                                     i64, i64, i64, i64, i64, i64, ctypes.c_float, ctypes.c_int]
+    lib.dc_row_attention.restype = ctypes.c_int
+    return lib if checks(lib) else None
+
+
+def install(lib: ctypes.CDLL | None) -> None:
+    """Make `lib` (bound) the decoding attention of this process; None: torch's products again."""
+    global _installed
+    _installed = lib
+
+
+def backend() -> str:
+    """Which decoding attention runs in this process (calibrations are kept per attention: they time it)."""
+    return BACKEND if _installed is not None else "torch"
+
+
+def checks(lib: ctypes.CDLL) -> bool:
+    """Grouped-query attention of 7 rows over 300 keys (two chunks, the first all masked for some rows, and a
+    partial block) against float64 from the same bfloat16 inputs, and each row alone: an attention that is
+    wrong or gives a row other bits beside others never serves."""
+    generator = torch.Generator().manual_seed(0)
+    q = torch.randn(2, 6, 7, 64, generator=generator).to(torch.bfloat16)
+    k, v = torch.randn(2, 2, 2, 300, 64, generator=generator).to(torch.bfloat16)
+    mask = torch.zeros(2, 6, 7, 300).masked_fill(torch.rand(2, 6, 7, 300, generator=generator) < 0.3, float("-inf"))
+    mask[:, :, :3, :256] = float("-inf")
+    mask[..., -1] = 0.0
+    out = run(lib, q, k, v, mask)
+    alone = torch.cat([run(lib, q[:, :, i : i + 1], k, v, mask[:, :, i : i + 1]) for i in range(7)], 2)
+    return bool(torch.allclose(out.double(), reference(q, k, v, mask), rtol=1e-4, atol=1e-5) and torch.equal(alone, out))
+
+
+def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """The same attention in float64 (grouped-query: query head h reads key head h / (H / Hkv))."""
+    groups = q.shape[1] // k.shape[1]
+    scores = q.double() @ k.double().repeat_interleave(groups, 1).transpose(-1, -2) * q.shape[-1] ** -0.5
+    if mask is not None:
+        scores = scores + mask.double()
+    out: torch.Tensor = scores.softmax(-1) @ v.double().repeat_interleave(groups, 1)
+    return out
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+           lib: ctypes.CDLL | None = None) -> torch.Tensor | None:
+    """`run` on `lib` or the installed library; None where neither is there or the inputs are not what it
+    takes (bfloat16 q, keys and values on the CPU, D a multiple of 32 up to 256, an additive float mask), for
+    the caller's torch form to answer."""
+    lib = lib or _installed
+    d = q.shape[-1]
+    if (lib is None or q.dtype != torch.bfloat16 or k.dtype != torch.bfloat16 or v.dtype != torch.bfloat16
+            or d % 32 or d > 256 or q.device.type != "cpu" or q.shape[1] % k.shape[1] or not k.shape[2]
+            or (mask is not None and mask.dtype != torch.float32)):
+        return None
+    return run(lib, q, k, v, mask)
+
+
+def run(lib: ctypes.CDLL, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """softmax(q k^T / sqrt(D) + mask) v in float32, (B, H, R, D) (a view of a (B, R, H, D) tensor, which the
+    caller's merge of the heads reads without a copy), for inputs `attend` accepts."""
+    b, h, rows, d = q.shape
+    q, k, v = (t if t.stride(-1) == 1 else t.contiguous() for t in (q, k, v))
+    if k.stride(-2) != d or v.stride(-2) != d:
+        k, v = k.contiguous(), v.contiguous()
+    strides = (0, 0, 0)
+    if mask is not None:
+        mask = mask.expand(b, mask.shape[1], rows, k.shape[2])
+        if mask.stride(-1) != 1:
+            mask = mask.contiguous()
+        strides = (mask.stride(0), mask.stride(1) if mask.shape[1] > 1 else 0, mask.stride(2))
+    out = torch.empty(b, rows, h, d)
+    if lib.dc_row_attention(q.data_ptr(), q.stride(0), q.stride(1), q.stride(2), k.data_ptr(), k.stride(0),
+                            k.stride(1), v.data_ptr(), v.stride(0), v.stride(1),
+                            None if mask is None else mask.data_ptr(), *strides, out.data_ptr(), b, h, k.shape[1],
+                            rows, k.shape[2], d, d**-0.5, torch.get_num_threads()) != 0:
+        raise MemoryError("the decoding attention could not allocate its scores")
+    return out.transpose(1, 2)

@@ -1,0 +1,167 @@
+"""Building dcomplete's C kernels on the machine that runs them, once: the AMX int4 products
+(`engine.kernels.tile_int4`) and the decoding attention (`engine.kernels.row_attention`).
+
+`start_build` runs the C compiler in a background thread at the start of a load (the compiler is its own
+process, 0.5 s on the 2-core Xeon), where reading the GGUF file and fusing the model take longer; `library`
+waits for it where the kernel is first needed. A library is kept under the cache root, named by its source,
+compiler, flags and this CPU, so later loads only map it. A build that fails leaves a note beside it (later
+loads do not try again) and torch's form of the same work serves; nothing raises.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.kernels import row_attention, tile_int4
+from engine.loading.gguf_base import cache_root
+from engine.loading.tuning import all_cpu_flags, cpu_name
+
+log = logging.getLogger(__name__)
+
+
+def compiler() -> str | None:
+    return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+
+
+class _Build:
+    """This process's build and load of the library at one path (a process that changes its cache folder or
+    compiler, as tests do, gets one per library)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path  # where the library is; a temp folder's when the cache folder cannot be written
+        self.thread: threading.Thread | None = None
+        self.loaded: ctypes.CDLL | None = None
+        self.done = False
+
+
+_lock = threading.Lock()
+_builds: dict[Path, _Build] = {}
+
+
+@dataclass(frozen=True)
+class NativeKernel:
+    """One C source of `engine/kernels`, how it is compiled and checked, and what serves without it."""
+
+    name: str  # the library's file name starts with it
+    what: str  # for the log: "the AMX int4 kernel"
+    source: Path
+    flags: tuple[str, ...]
+    cpu_flags: tuple[str, ...]  # /proc/cpuinfo's names, all needed
+    backend: str  # names the source's version (its digest)
+    bind: Callable[[ctypes.CDLL], ctypes.CDLL | None] = field(repr=False)
+    env: str  # "off" opts out
+    fallback: str  # what serves without it, for the log
+
+    def wanted(self) -> bool:
+        """Whether loads on this machine run this kernel: Linux on x86-64 with its CPU flags, a C compiler, no
+        earlier build that failed, its environment variable not "off"."""
+        return (os.environ.get(self.env, "") != "off" and platform.system() == "Linux"
+                and platform.machine() == "x86_64" and set(self.cpu_flags) <= all_cpu_flags()
+                and compiler() is not None and not self.failed_note().exists())
+
+    def library_path(self) -> Path:
+        what = "|".join([self.backend, str(compiler()), *self.flags, cpu_name(), *sorted(all_cpu_flags())])
+        return cache_root() / "kernels" / f"{self.name}-{hashlib.sha256(what.encode()).hexdigest()[:24]}.so"
+
+    def failed_note(self, path: Path | None = None) -> Path:
+        """Where a failed build of the library at `path` (this process's) says why."""
+        return (path or self.library_path()).with_suffix(".failed")
+
+    def start_build(self) -> None:
+        """Compile the library in the background if this machine wants it and it is not built yet."""
+        path = self.library_path()
+        with _lock:
+            build = _builds.setdefault(path, _Build(path))
+            if build.thread is not None or build.done or not self.wanted() or path.exists():
+                return
+            build.thread = threading.Thread(target=self._compile, args=(build,), name=f"dcomplete-{self.name}",
+                                            daemon=True)
+            build.thread.start()
+
+    def _compile(self, build: _Build) -> None:
+        path = build.path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temp = path.with_suffix(f".{os.getpid()}.tmp")
+            temp.touch()
+        except OSError:  # a read-only cache folder: this process builds its own copy
+            path = build.path = Path(tempfile.mkdtemp(prefix="dcomplete-")) / path.name
+            temp = path.with_suffix(".tmp")
+        try:
+            done = subprocess.run([str(compiler()), *self.flags, str(self.source), "-o", str(temp)],
+                                  capture_output=True, text=True, timeout=300, check=False)
+            if done.returncode == 0:
+                temp.replace(path)
+            else:
+                self._failed(path, f"{compiler()} exited {done.returncode}: "
+                             + (done.stderr.strip().splitlines() or ["no output"])[0])
+        except (OSError, subprocess.SubprocessError) as exc:
+            self._failed(path, str(exc))
+        finally:
+            temp.unlink(missing_ok=True)
+
+    def _failed(self, path: Path, why: str) -> None:
+        log.warning("%s is not used (%s); %s", self.what, why, self.fallback)
+        try:
+            self.failed_note(path).write_text(why + "\n")
+        except OSError:
+            pass
+
+    def library(self) -> ctypes.CDLL | None:
+        """The kernel's library, ready to call (waiting for a build under way, starting one if none ran); None
+        where this machine does not want it, the build failed, or `bind` refuses it."""
+        self.start_build()
+        path = self.library_path()
+        with _lock:
+            build = _builds.setdefault(path, _Build(path))
+            thread = build.thread
+        if thread is not None:
+            thread.join()
+        with _lock:
+            if not build.done:
+                build.loaded = self._load(build.path) if self.wanted() and build.path.exists() else None
+                build.done = True
+            return build.loaded
+
+    def _load(self, path: Path) -> ctypes.CDLL | None:
+        try:
+            lib = self.bind(ctypes.CDLL(str(path)))
+        except OSError as exc:
+            log.warning("%s is not used (%s); %s", self.what, exc, self.fallback)
+            return None
+        if lib is None:
+            self._failed(path, "the built kernel's results are wrong, or this process may not use the CPU "
+                         "features it needs")
+        return lib
+
+
+TILE_INT4 = NativeKernel("tile_int4", "the AMX int4 kernel", tile_int4.SOURCE, tile_int4.FLAGS, tile_int4.CPU_FLAGS,
+                         tile_int4.BACKEND, tile_int4.bind, "DCOMPLETE_INT4_TILES", "torch's int4 kernel serves")
+ROW_ATTENTION = NativeKernel("row_attention", "the decoding attention kernel", row_attention.SOURCE,
+                             row_attention.FLAGS, row_attention.CPU_FLAGS, row_attention.BACKEND, row_attention.bind,
+                             "DCOMPLETE_ROW_ATTENTION", "torch's products serve")
+
+
+def start_builds(int4: bool) -> None:
+    """A CPU load's start: the attention kernel's build, and the int4 kernel's when `int4` products are made."""
+    ROW_ATTENTION.start_build()
+    if int4:
+        TILE_INT4.start_build()
+
+
+def install_attention() -> None:
+    """Make the decoding attention kernel this process's (`row_attention.install`) where this machine builds it."""
+    lib = ROW_ATTENTION.library()
+    if lib is not None:
+        row_attention.install(lib)
