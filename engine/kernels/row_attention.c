@@ -171,8 +171,16 @@ static int attend_chunk(const call* c, int64_t b, int64_t g, int64_t chunk) {
     const uint16_t* keys = c->k + b * c->ksb + g * c->ksh;
     const uint16_t* values = c->v + b * c->vsb + g * c->vsh;
     __m512i kt[MAX_PAIRS];
+    for (int64_t i = 0; i < 32 * c->D * 2 && start * c->D * 2 + i < c->S * c->D * 2; i += 64)
+        _mm_prefetch((const char*)(keys + start * c->D) + i, _MM_HINT_T0);
     for (int64_t j0 = start; j0 < end; j0 += 16) {
         const int64_t n = end - j0 < 16 ? end - j0 : 16;
+        /* a step's keys and values come from memory (its weights pushed them out of the caches): ask for
+           the keys two blocks ahead and this block's values, which the second pass reads */
+        for (int64_t i = 0; i < 16 * c->D * 2; i += 64) {
+            if (j0 + 32 < c->S) _mm_prefetch((const char*)(keys + (j0 + 32) * c->D) + i, _MM_HINT_T0);
+            if (i < n * c->D * 2) _mm_prefetch((const char*)(values + j0 * c->D) + i, _MM_HINT_T1);
+        }
         for (int64_t p0 = 0; p0 < pairs; p0 += 16) {
             __m512i block[16];
             for (int64_t i = 0; i < 16; i++)
