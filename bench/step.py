@@ -16,8 +16,8 @@ read below the in-step figures; the gap is what a step pays for streaming weight
   head       the vocabulary projection at that row count
   attention  the K/V cache writes and reads and the attention kernels, replayed from one real step
 and what the adapter adds (`adapter`: the step with the adapter on minus the step with it off); where a load
-installed dcomplete's decoding attention kernel (`engine.kernels.row_attention`), `torch_attn` is the step
-on torch's form of it instead, the two taking turns; and, side
+gave the step dcomplete's C kernels for attention and norms (`engine.kernels.row_attention`, `row_norm`),
+`on_torch` is the step on torch's forms of them instead, the two taking turns; and, side
 by side, `transformers`' LlamaForCausalLM over the same dequantized base weights (fp32) with its
 KV cache (a step of the same rows against a cache of the same length), and llama.cpp (llama-cpp-python,
 only when installed: it is never a dependency) on the same GGUF file. Prefill rows: the whole context in
@@ -44,7 +44,7 @@ from bench.workload import package_versions, source_files
 from engine import DenoiseParams, Engine
 from engine.denoise.canvas_batch import CanvasBatch
 from engine.families.anchored_step import AnchoredPredictor
-from engine.kernels import row_attention
+from engine.kernels import row_attention, row_norm
 from engine.kernels.projections import INT4, FusedProjections
 from engine.loading.calibrate import DecodingRows
 from engine.loading.compiled import compiled_products, cpu_flags
@@ -237,51 +237,59 @@ def linear_calls(engine: Engine, rows: int) -> tuple[Callable[[], None], Callabl
 
 
 class Compiled:
-    """The engine's compiled int8 products (`engine.loading.compiled`), switched on for a call and off after."""
+    """Within `with`, the engine's compiled int8 products (`engine.loading.compiled`); off outside."""
 
     def __init__(self, engine: Engine) -> None:
         self.products = compiled_products(engine.loaded.model)
         self.kernels = [p.compiled for p in self.products]
-        self.off()
+        self.__exit__()
 
-    def off(self) -> None:
+    def __enter__(self) -> None:
+        for p, kernel in zip(self.products, self.kernels):
+            p.compiled = kernel
+
+    def __exit__(self, *exc: object) -> None:
         for p in self.products:
             p.compiled = None
 
-    def timed(self, fn: Callable[[], object]) -> float:
-        for p, kernel in zip(self.products, self.kernels):
-            p.compiled = kernel
-        try:
-            started = time.perf_counter()
-            fn()
-            return (time.perf_counter() - started) * 1000
-        finally:
-            self.off()
 
+class TorchForms:
+    """Within `with`, torch's decoding attention (`layers.attention_by_products`) and norms in place of
+    dcomplete's C kernels (`engine.kernels.row_attention`, `row_norm`)."""
 
-class TorchAttention:
-    """torch's decoding attention (`layers.attention_by_products`) in place of the installed kernel for a call."""
+    def __init__(self, engine: Engine) -> None:
+        self.norms = [m for m in engine.loaded.model.modules() if isinstance(m, layers.RMSNorm)]
+        self.attention, self.natives = row_attention._installed, [m.native for m in self.norms]
 
-    def timed(self, fn: Callable[[], object]) -> float:
-        kernel = row_attention._installed
+    def __enter__(self) -> None:
         row_attention.install(None)
-        try:
-            started = time.perf_counter()
-            fn()
-            return (time.perf_counter() - started) * 1000
-        finally:
-            row_attention.install(kernel)
+        for m in self.norms:
+            m.native = None
+
+    def __exit__(self, *exc: object) -> None:
+        row_attention.install(self.attention)
+        for m, native in zip(self.norms, self.natives):
+            m.native = native
 
 
-def side_by_side(fn: Callable[[], object], other: Compiled | TorchAttention, repeats: int) -> tuple[float, float]:
-    """Median ms of `fn` as the engine runs it and on `other`'s kernels, taking turns."""
-    fn(), other.timed(fn)
+def native_kernels(engine: Engine) -> str:
+    """Which of dcomplete's C kernels serve a step besides the products (empty where none)."""
+    norms = any(isinstance(m, layers.RMSNorm) and m.native is not None for m in engine.loaded.model.modules())
+    return " ".join(([row_attention.backend()] if row_attention.backend() != "torch" else [])
+                    + ([row_norm.BACKEND] if norms else []))
+
+
+def side_by_side(fn: Callable[[], object], other: Compiled | TorchForms, repeats: int) -> tuple[float, float]:
+    """Median ms of `fn` as the engine runs it and within `other` (its other kernels), taking turns."""
+    def within() -> float:
+        with other:
+            return time_ms(fn, repeats=1)
+
+    within()
     ours, theirs = [], []
     for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        ours.append((time.perf_counter() - started) * 1000)
-        theirs.append(other.timed(fn))
+        ours.append(time_ms(fn, repeats=1))
+        theirs.append(within())
     return statistics.median(ours), statistics.median(theirs)
 
 
@@ -310,8 +318,8 @@ def measure(engine: Engine, reference: torch.nn.Module | None, context: int, row
         predict = lambda rows=rows: on.predict(rows)  # noqa: E731
         if compiled is not None:
             row["eager_step"], row["compiled"] = side_by_side(predict, compiled, repeats)
-        if row_attention.backend() != "torch":
-            row["step"], row["torch_attn"] = side_by_side(predict, TorchAttention(), repeats)
+        if native_kernels(engine):
+            row["step"], row["on_torch"] = side_by_side(predict, TorchForms(engine), repeats)
             step = float(row["step"])
         row["products"] = step - without(Frozen(PRODUCTS), predict, repeats)
         row["attn"] = step - without(Frozen(ATTENTION), predict, repeats)
@@ -373,10 +381,11 @@ def main(argv: list[str] | None = None) -> int:
     if kernels is not None:
         print(f"llama.cpp: {kernels}")
     decoding = decoding_kernels(engine)
-    print(f"decoding products (kernel at one row: count): {decoding}; decoding attention: {row_attention.backend()}")
+    native = native_kernels(engine)
+    print(f"decoding products (kernel at one row: count): {decoding}; attention and norms: {native or 'torch'}")
     cols = ("step", "products", "attn", "rest", "linear", "head", "attention", "adapter", "transformers",
             "llama_cpp") + (("eager_step", "compiled") if compiled is not None else ())
-    cols += ("torch_attn",) if row_attention.backend() != "torch" else ()
+    cols += ("on_torch",) if native else ()
     if compiled is not None:
         print(f"compiled products ready {ready_s:.0f} s after the load began; `eager_step` and `compiled`: "
               "the step on today's kernels and on the compiled ones, taking turns")
@@ -388,11 +397,11 @@ def main(argv: list[str] | None = None) -> int:
             ratio = f"{r['step'] / r['transformers']:>8.2f}" if r.get("transformers") else f"{'-':>8}"
             cpp = f"{r['step'] / r['llama_cpp']:>6.2f}" if r.get("llama_cpp") else f"{'-':>6}"
             fast = f" {r['compiled'] / r['eager_step']:>6.2f}x compiled" if r.get("compiled") else ""
-            fast += f" {r['torch_attn'] / r['step']:>6.2f}x on torch's attention" if r.get("torch_attn") else ""
+            fast += f" {r['on_torch'] / r['step']:>6.2f}x on torch's attention and norms" if r.get("on_torch") else ""
             print(f"{context:>7} {label:>7} {cells} {ratio} {cpp}{fast}")
     print(json.dumps({"benchmark": "step", "model": engine.name, "dtype": args.dtype, "threads": threads,
                       "cpu": cpu, "llama_cpp_kernels": kernels, "decoding_kernels": decoding,
-                      "decoding_attention": row_attention.backend(),
+                      "native_kernels": native,
                       "sources": package_versions(),
                       "results": {c: {k: {m: (round(v, 2) if v is not None else None) for m, v in r.items()}
                                       for k, r in rows.items()} for c, rows in results.items()}}))

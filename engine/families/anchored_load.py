@@ -94,12 +94,12 @@ def load_anchored(spec: LoadSpec, family: Family) -> LoadedModel:
     except KeyError as exc:
         raise ModelLoadError(f"model {spec.spec}: config.json has no {exc}") from None
     tokenizer = fast_tokenizer(spec.spec, base)
-    if native:
-        native_build.install_attention()  # before a calibration times the decoding steps
     pending = None
     if restored is not None:
         model, calibration = restored  # type: ignore[assignment]
-    else:
+    if native:
+        native_build.install(model)  # before a calibration times the decoding steps
+    if restored is None:
         calibration, pending = fit(model, dtype, dev, gguf_blocks(base, dev, dtype),
                                    lambda found: prepared.keep(kept, model, found))
     max_length = min(int(cfg.get("context", cfg.get("max_position_embeddings", 4096))), CONTEXT_CAP)

@@ -1,5 +1,6 @@
 """Building dcomplete's C kernels on the machine that runs them, once: the AMX int4 products
-(`engine.kernels.tile_int4`) and the decoding attention (`engine.kernels.row_attention`).
+(`engine.kernels.tile_int4`), the decoding attention (`engine.kernels.row_attention`) and the norms
+(`engine.kernels.row_norm`).
 
 `start_build` runs the C compiler in a background thread at the start of a load (the compiler is its own
 process, 0.5 s on the 2-core Xeon), where reading the GGUF file and fusing the model take longer; `library`
@@ -23,9 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.kernels import row_attention, tile_int4
+from torch import nn
+
+from engine.kernels import row_attention, row_norm, tile_int4
 from engine.loading.gguf_base import cache_root
 from engine.loading.tuning import all_cpu_flags, cpu_name
+from engine.models.layers import RMSNorm
 
 log = logging.getLogger(__name__)
 
@@ -153,15 +157,27 @@ ROW_ATTENTION = NativeKernel("row_attention", "the decoding attention kernel", r
                              "DCOMPLETE_ROW_ATTENTION", "torch's products serve")
 
 
+ROW_NORM = NativeKernel("row_norm", "the norm kernel", row_norm.SOURCE, row_norm.FLAGS, row_norm.CPU_FLAGS,
+                        row_norm.BACKEND, row_norm.bind, "DCOMPLETE_ROW_NORM", "torch's fused norm serves")
+
+
 def start_builds(int4: bool) -> None:
-    """A CPU load's start: the attention kernel's build, and the int4 kernel's when `int4` products are made."""
+    """A CPU load's start: the attention's and the norms' builds, and the int4 kernel's when `int4` products
+    are made."""
     ROW_ATTENTION.start_build()
+    ROW_NORM.start_build()
     if int4:
         TILE_INT4.start_build()
 
 
-def install_attention() -> None:
-    """Make the decoding attention kernel this process's (`row_attention.install`) where this machine builds it."""
-    lib = ROW_ATTENTION.library()
-    if lib is not None:
-        row_attention.install(lib)
+def install(model: nn.Module) -> None:
+    """Put the built kernels to work for `model` (a CPU load's, before a calibration times its steps): the
+    decoding attention for this process (`row_attention.install`), the norm kernel in `model`'s norms."""
+    attention = ROW_ATTENTION.library()
+    if attention is not None:
+        row_attention.install(attention)
+    lib = ROW_NORM.library()
+    norm = row_norm.RowNorm(lib) if lib is not None else None
+    for module in model.modules():
+        if isinstance(module, RMSNorm):
+            module.native = norm
