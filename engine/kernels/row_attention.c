@@ -6,8 +6,10 @@ out (B, R, H, D) float32 = softmax(scale * q k^T + mask) v for q (B, H, R, D) bf
 or none. D is a multiple of 32, at most 256.
 
 Per key head, the keys are read once for every query row of its heads: each block of 16 keys is transposed
-into 32-bit pairs (lanes = keys), and a row's 16 scores are D / 2 VDPBF16PS of the row's pairs against them;
-the values are widened to float32 and summed by FMA, key by key, weighted by float32 exponentials. The work
+into 32-bit pairs (lanes = keys), and a row's 16 scores are D / 2 VDPBF16PS of the row's pairs against them.
+The softmax is float32; its weights are rounded to bfloat16 in pairs of keys for the values' products (two
+keys a VDPBF16PS, the values interleaved by key pairs: half the instructions of float32 FMAs, and the rows'
+cost grows with the rows; torch's products round the weights the same way, and the scores too). The work
 is split into chunks of CHUNK keys per key head (so two threads share three key heads evenly), each with its
 own maximum, sum and weighted values, merged chunk by chunk in order. Every row's arithmetic is the same
 sequence whatever rows run beside it and however many threads run, so a row's bits do not depend on the row
@@ -75,7 +77,7 @@ typedef struct {
     int64_t qsb, qsh, qsr, ksb, ksh, vsb, vsh, msb, msh, msr;
     int64_t H, Hkv, R, S, D, chunks;
     float scale;
-    float* parts; /* per (b, g, chunk, row): D weighted values (even dims then odd ones per 32), max, sum */
+    float* parts; /* per (b, g, chunk, row): D weighted values (dims in `weigh_rows`' order), max, sum */
 } call;
 
 static __thread float* scratch;
@@ -127,28 +129,33 @@ static inline __attribute__((always_inline)) void score_rows(const call* c, int6
     }
 }
 
-/* m rows' weighted values from `row`: acc (rows apart by D) += e (rows apart by `width`) times the n
-   widened values `vf` (16 x D, each 32 dims as their 16 even then 16 odd ones). */
-static inline __attribute__((always_inline)) void weigh_rows(const call* c, const float* vf, int64_t n, int64_t row,
+/* m rows' weighted values from `row`: acc (rows apart by D) += e (rows apart by `width`), rounded to
+   bfloat16 in pairs of keys, times the values `vp`: per pair of keys and 32 dims, two vectors of 16
+   (key, key + 1) pairs, their dims in `unpacked` order. */
+static inline __attribute__((always_inline)) void weigh_rows(const call* c, const __m512i* vp, int64_t n, int64_t row,
                                                              const int m, const float* e, int64_t width,
                                                              float* acc) {
-    for (int64_t d = 0; d < c->D; d += 32) {
+    uint32_t w[4][8];
+    for (int i = 0; i < m; i++)
+        _mm256_storeu_si256((__m256i*)w[i], (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(e + (row + i) * width)));
+    const int64_t chunks = c->D / 32;
+    for (int64_t d = 0; d < chunks; d++) {
         __m512 lo[4], hi[4];
         for (int i = 0; i < m; i++) {
-            lo[i] = _mm512_load_ps(acc + (row + i) * c->D + d);
-            hi[i] = _mm512_load_ps(acc + (row + i) * c->D + d + 16);
+            lo[i] = _mm512_load_ps(acc + (row + i) * c->D + 32 * d);
+            hi[i] = _mm512_load_ps(acc + (row + i) * c->D + 32 * d + 16);
         }
-        for (int64_t j = 0; j < n; j++) {
-            const __m512 v0 = _mm512_load_ps(vf + j * c->D + d), v1 = _mm512_load_ps(vf + j * c->D + d + 16);
+        for (int64_t j = 0; j < (n + 1) / 2; j++) {
+            const __m512bh v0 = (__m512bh)vp[(j * chunks + d) * 2], v1 = (__m512bh)vp[(j * chunks + d) * 2 + 1];
             for (int i = 0; i < m; i++) {
-                const __m512 w = _mm512_set1_ps(e[(row + i) * width + j]);
-                lo[i] = _mm512_fmadd_ps(w, v0, lo[i]);
-                hi[i] = _mm512_fmadd_ps(w, v1, hi[i]);
+                const __m512bh pair = (__m512bh)_mm512_set1_epi32((int)w[i][j]);
+                lo[i] = _mm512_dpbf16_ps(lo[i], v0, pair);
+                hi[i] = _mm512_dpbf16_ps(hi[i], v1, pair);
             }
         }
         for (int i = 0; i < m; i++) {
-            _mm512_store_ps(acc + (row + i) * c->D + d, lo[i]);
-            _mm512_store_ps(acc + (row + i) * c->D + d + 16, hi[i]);
+            _mm512_store_ps(acc + (row + i) * c->D + 32 * d, lo[i]);
+            _mm512_store_ps(acc + (row + i) * c->D + 32 * d + 16, hi[i]);
         }
     }
 }
@@ -213,17 +220,18 @@ static int attend_chunk(const call* c, int64_t b, int64_t g, int64_t chunk) {
         part[c->D + 1] = total;
         for (int64_t d = 0; d < c->D; d++) acc[row * c->D + d] = 0.0f;
     }
-    float vf[16 * 256] __attribute__((aligned(64)));
-    const __m512i high = _mm512_set1_epi32((int)0xFFFF0000u);
+    __m512i vp[8 * (256 / 32) * 2];
     for (int64_t j0 = start; j0 < end; j0 += 16) {
         const int64_t n = end - j0 < 16 ? end - j0 : 16;
-        for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < (n + 1) / 2; j++)
             for (int64_t d = 0; d < c->D; d += 32) {
-                const __m512i w = _mm512_loadu_si512((const void*)(values + (j0 + i) * c->D + d));
-                _mm512_store_ps(vf + i * c->D + d, _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)));
-                _mm512_store_ps(vf + i * c->D + d + 16, _mm512_castsi512_ps(_mm512_and_si512(w, high)));
+                const __m512i a = _mm512_loadu_si512((const void*)(values + (j0 + 2 * j) * c->D + d));
+                const __m512i b = 2 * j + 1 < n ? _mm512_loadu_si512((const void*)(values + (j0 + 2 * j + 1) * c->D + d))
+                                                : _mm512_setzero_si512();
+                vp[(j * (c->D / 32) + d / 32) * 2] = _mm512_unpacklo_epi16(a, b);
+                vp[(j * (c->D / 32) + d / 32) * 2 + 1] = _mm512_unpackhi_epi16(a, b);
             }
-#define WEIGH(m) weigh_rows(c, vf, n, row, m, scores + (j0 - start), width, acc)
+#define WEIGH(m) weigh_rows(c, vp, n, row, m, scores + (j0 - start), width, acc)
         BY_FOURS(rows, WEIGH)
     }
     for (int64_t row = 0; row < rows; row++) {
@@ -248,8 +256,9 @@ static void merge(const call* c, int64_t b, int64_t g, int64_t row) {
             _mm512_store_ps(sums + d, _mm512_fmadd_ps(_mm512_set1_ps(w), _mm512_loadu_ps(part + d), _mm512_load_ps(sums + d)));
     }
     const __m512 inv = _mm512_set1_ps(1.0f / total);
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    /* unpacklo/hi of 16-bit pairs keep 128-bit lanes: lane L of the low vector holds dims 8L..8L+3 */
+    const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i hi = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
     const int64_t h = g * (c->H / c->Hkv) + row / c->R, r = row % c->R;
     float* o = c->out + ((b * c->R + r) * c->H + h) * c->D;
     for (int64_t d = 0; d < c->D; d += 32) {

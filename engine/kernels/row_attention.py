@@ -8,8 +8,9 @@ step's attention is a dozen small torch calls a layer: 11.3 ms of a 33 ms step a
 2-core Xeon (`bench.step`), where the keys and values it reads are 25 MB. `row_attention.c` does a layer's
 attention of every row in one call on AVX-512 BF16 (the Xeon and the Zen 4): per key head, each block of 16
 keys is transposed once and every query row of the head's group multiplies it, so the cost hardly grows with
-rows, and each row's arithmetic is the same sequence whatever rows run beside it. Scores, softmax and sums
-are float32 (torch's products round scores and weights to bfloat16).
+rows, and each row's arithmetic is the same sequence whatever rows run beside it. Scores and softmax are
+float32; the weights meet the values rounded to bfloat16, two keys an instruction (torch's products round
+the weights so too, and the scores).
 
 The C source is compiled on the machine that runs it (`engine.loading.native_build`); a load installs the
 built library (`install`), and `attend` is what `decoding_attention` calls while one is installed.
@@ -63,7 +64,8 @@ def checks(lib: ctypes.CDLL) -> bool:
     mask[..., -1] = 0.0
     out = run(lib, q, k, v, mask)
     alone = torch.cat([run(lib, q[:, :, i : i + 1], k, v, mask[:, :, i : i + 1]) for i in range(7)], 2)
-    return bool(torch.allclose(out.double(), reference(q, k, v, mask), rtol=1e-4, atol=1e-5) and torch.equal(alone, out))
+    # the weights are rounded to bfloat16: errors of 1e-3 of the values' scale, where a wrong sum is off by 1
+    return bool(torch.allclose(out.double(), reference(q, k, v, mask), rtol=1e-2, atol=1e-2) and torch.equal(alone, out))
 
 
 def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
