@@ -36,7 +36,8 @@ static inline void transpose16(__m512i r[16]) {
         r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
         r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
     }
-    /* each 128-bit lane L of r[4a + c] now holds column c of rows 4L'..: lane L of rows 4a..4a+3 */
+    /* 128-bit lane L of r[4a + c] now holds element 4L + c of rows 4a..4a+3; the lane shuffles gather each
+       element's four lanes into one vector */
     for (int i = 0; i < 4; i++) {
         t[i] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0x88);
         t[i + 4] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0xDD);
