@@ -32,22 +32,21 @@ import json
 import platform
 import statistics
 import time
-from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
+from bench.step_kernels import Compiled, TorchForms, decoding_kernels, native_kernels, side_by_side
 from bench.step_references import TransformersStep, llama_cpp, llama_cpp_kernels, transformers_model
 from bench.workload import package_versions, source_files
 from engine import DenoiseParams, Engine
 from engine.denoise.canvas_batch import CanvasBatch
 from engine.families.anchored_step import AnchoredPredictor
-from engine.kernels import row_attention, row_norm
-from engine.kernels.projections import INT4, FusedProjections
+from engine.kernels.projections import FusedProjections
 from engine.loading.calibrate import DecodingRows
-from engine.loading.compiled import compiled_products, cpu_flags
+from engine.loading.compiled import cpu_flags
 from engine.loading.tuning import cpu_name
 from engine.models import anchored, layers
 
@@ -236,63 +235,6 @@ def linear_calls(engine: Engine, rows: int) -> tuple[Callable[[], None], Callabl
     return blocks, head
 
 
-class Compiled:
-    """Within `with`, the engine's compiled int8 products (`engine.loading.compiled`); off outside."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.products = compiled_products(engine.loaded.model)
-        self.kernels = [p.compiled for p in self.products]
-        self.__exit__()
-
-    def __enter__(self) -> None:
-        for p, kernel in zip(self.products, self.kernels):
-            p.compiled = kernel
-
-    def __exit__(self, *exc: object) -> None:
-        for p in self.products:
-            p.compiled = None
-
-
-class TorchForms:
-    """Within `with`, torch's decoding attention (`layers.attention_by_products`) and norms in place of
-    dcomplete's C kernels (`engine.kernels.row_attention`, `row_norm`)."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.norms = [m for m in engine.loaded.model.modules() if isinstance(m, layers.RMSNorm)]
-        self.attention, self.natives = row_attention._installed, [m.native for m in self.norms]
-
-    def __enter__(self) -> None:
-        row_attention.install(None)
-        for m in self.norms:
-            m.native = None
-
-    def __exit__(self, *exc: object) -> None:
-        row_attention.install(self.attention)
-        for m, native in zip(self.norms, self.natives):
-            m.native = native
-
-
-def native_kernels(engine: Engine) -> str:
-    """Which of dcomplete's C kernels serve a step besides the products (empty where none)."""
-    norms = any(isinstance(m, layers.RMSNorm) and m.native is not None for m in engine.loaded.model.modules())
-    return " ".join(([row_attention.backend()] if row_attention.backend() != "torch" else [])
-                    + ([row_norm.BACKEND] if norms else []))
-
-
-def side_by_side(fn: Callable[[], object], other: Compiled | TorchForms, repeats: int) -> tuple[float, float]:
-    """Median ms of `fn` as the engine runs it and within `other` (its other kernels), taking turns."""
-    def within() -> float:
-        with other:
-            return time_ms(fn, repeats=1)
-
-    within()
-    ours, theirs = [], []
-    for _ in range(repeats):
-        ours.append(time_ms(fn, repeats=1))
-        theirs.append(within())
-    return statistics.median(ours), statistics.median(theirs)
-
-
 def measure(engine: Engine, reference: torch.nn.Module | None, context: int, rows_list: list[int],
             repeats: int, threads: int, compiled: Compiled | None = None) -> dict[str, dict[str, float | None]]:
     prefix, written, suffix = context_ids(engine, context)
@@ -337,14 +279,6 @@ def measure(engine: Engine, reference: torch.nn.Module | None, context: int, row
 
 def width(column: str) -> int:
     return max(6, len(column))
-
-
-def decoding_kernels(engine: Engine) -> dict[str, int]:
-    """How many of the model's products run each kernel in a one-row decoding step; `int4` named by its
-    code (torch's kernel, or `engine.kernels.tile_int4` on AMX tiles)."""
-    names = [p.kernels[0] + (f" ({p.int4.backend})" if p.kernels[0] == INT4 and p.int4 else "")
-             for p in engine.loaded.model.products()]
-    return dict(Counter(names).most_common())
 
 
 def main(argv: list[str] | None = None) -> int:
