@@ -242,13 +242,20 @@ def measure(engine: Engine, reference: torch.nn.Module | None, context: int, row
     ids = [engine.special.bos_id, *prefix, *written]
     theirs = TransformersStep(reference, ids) if reference is not None else None
     cpp = llama_cpp(engine, ids, threads)
+    torch_forms = TorchForms(engine) if native_kernels(engine) else None
     out: dict[str, dict[str, float | None]] = {}
     for rows in rows_list:
         blocks, head = linear_calls(engine, rows)
         with Recorder() as recorder:
             on.predict(rows)
+        predict = lambda rows=rows: on.predict(rows)  # noqa: E731
+        on_torch = None
+        if torch_forms is not None:
+            step, on_torch = side_by_side(predict, torch_forms, repeats)
+        else:
+            step = median_ms(predict, repeats)
         row: dict[str, float | None] = {
-            "step": median_ms(lambda rows=rows: on.predict(rows), repeats),
+            "step": step,
             "no_adapter": median_ms(lambda rows=rows: off.predict(rows), repeats),
             "linear": median_ms(blocks, repeats),
             "head": median_ms(head, repeats),
@@ -256,13 +263,10 @@ def measure(engine: Engine, reference: torch.nn.Module | None, context: int, row
             "transformers": median_ms(lambda rows=rows: theirs.step(rows), repeats) if theirs else None,
             "llama_cpp": median_ms(lambda rows=rows: cpp.step(rows), repeats) if cpp else None,
         }
-        step = float(row["step"] or 0)
-        predict = lambda rows=rows: on.predict(rows)  # noqa: E731
         if compiled is not None:
             row["eager_step"], row["compiled"] = side_by_side(predict, compiled, repeats)
-        if native_kernels(engine):
-            row["step"], row["on_torch"] = side_by_side(predict, TorchForms(engine), repeats)
-            step = float(row["step"])
+        if on_torch is not None:
+            row["on_torch"] = on_torch
         row["products"] = step - without(Frozen(PRODUCTS), predict, repeats)
         row["attn"] = step - without(Frozen(ATTENTION), predict, repeats)
         row["rest"] = without(Frozen(PRODUCTS + ATTENTION), predict, repeats)

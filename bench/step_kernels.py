@@ -38,7 +38,7 @@ class TorchForms:
 
     def __init__(self, engine: Engine) -> None:
         self.norms = [m for m in engine.loaded.model.modules() if isinstance(m, layers.RMSNorm)]
-        self.attention, self.natives = row_attention._installed, [m.native for m in self.norms]
+        self.attention, self.natives = row_attention.installed(), [m.native for m in self.norms]
 
     def __enter__(self) -> None:
         row_attention.install(None)

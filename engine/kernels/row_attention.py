@@ -47,6 +47,10 @@ def install(lib: ctypes.CDLL | None) -> None:
     _installed = lib
 
 
+def installed() -> ctypes.CDLL | None:
+    return _installed
+
+
 def backend() -> str:
     """Which decoding attention runs in this process (calibrations are kept per attention: they time it)."""
     return BACKEND if _installed is not None else "torch"

@@ -71,5 +71,3 @@ def usable(x: torch.Tensor, weight: torch.Tensor) -> bool:
     """Whether `run` serves this call: float32 on the CPU, a contiguous weight, nothing to differentiate."""
     return (x.dtype == torch.float32 and weight.dtype == torch.float32 and x.device.type == "cpu"
             and weight.is_contiguous() and not (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)))
-
-

@@ -155,8 +155,6 @@ TILE_INT4 = NativeKernel("tile_int4", "the AMX int4 kernel", tile_int4.SOURCE, t
 ROW_ATTENTION = NativeKernel("row_attention", "the decoding attention kernel", row_attention.SOURCE,
                              row_attention.FLAGS, row_attention.CPU_FLAGS, row_attention.BACKEND, row_attention.bind,
                              "DCOMPLETE_ROW_ATTENTION", "torch's products serve")
-
-
 ROW_NORM = NativeKernel("row_norm", "the norm kernel", row_norm.SOURCE, row_norm.FLAGS, row_norm.CPU_FLAGS,
                         row_norm.BACKEND, row_norm.bind, "DCOMPLETE_ROW_NORM", "torch's fused norm serves")
 

@@ -91,7 +91,7 @@ def test_the_decoding_attention_runs_the_kernel_once_installed_and_torch_where_i
     attention module makes them: a transposed view); float32 keys and a bool mask go to torch's products."""
     q, k, v, mask = _inputs(1, 9, 3, 3, 300, 64, seed=5)
     view = q.transpose(1, 2).contiguous().transpose(1, 2)
-    before = row_attention._installed
+    before = row_attention.installed()
     try:
         row_attention.install(lib)
         assert row_attention.backend() == row_attention.BACKEND
