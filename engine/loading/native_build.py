@@ -155,14 +155,36 @@ TILE_INT4 = NativeKernel("tile_int4", "the AMX int4 kernel", tile_int4.SOURCE, t
 ROW_ATTENTION = NativeKernel("row_attention", "the decoding attention kernel", row_attention.SOURCE,
                              row_attention.FLAGS, row_attention.CPU_FLAGS, row_attention.BACKEND, row_attention.bind,
                              "DCOMPLETE_ROW_ATTENTION", "torch's products serve")
+ROW_ATTENTION_TILES = NativeKernel("row_attention_tiles", "the decoding attention's AMX form", row_attention.SOURCE,
+                                   row_attention.TILE_FLAGS, row_attention.TILE_CPU_FLAGS, row_attention.TILE_BACKEND,
+                                   row_attention.bind_tiles, "DCOMPLETE_ATTENTION_TILES", "its AVX-512 form serves")
 ROW_NORM = NativeKernel("row_norm", "the norm kernel", row_norm.SOURCE, row_norm.FLAGS, row_norm.CPU_FLAGS,
                         row_norm.BACKEND, row_norm.bind, "DCOMPLETE_ROW_NORM", "torch's fused norm serves")
+
+
+def attention_forms() -> list[NativeKernel]:
+    """The decoding attention's builds this machine wants, the one to run first: its AMX form where the CPU
+    has tiles, the AVX-512 form (which serves where the first fails); none where DCOMPLETE_ROW_ATTENTION is
+    "off"."""
+    if os.environ.get(ROW_ATTENTION.env, "") == "off":
+        return []
+    return [kernel for kernel in (ROW_ATTENTION_TILES, ROW_ATTENTION) if kernel.wanted()]
+
+
+def attention_library() -> ctypes.CDLL | None:
+    """The decoding attention this machine runs (`attention_forms`' first that builds and passes its checks)."""
+    for kernel in attention_forms():
+        lib = kernel.library()
+        if lib is not None:
+            return lib
+    return None
 
 
 def start_builds(int4: bool) -> None:
     """A CPU load's start: the attention's and the norms' builds, and the int4 kernel's when `int4` products
     are made."""
-    ROW_ATTENTION.start_build()
+    for kernel in attention_forms()[:1]:
+        kernel.start_build()
     ROW_NORM.start_build()
     if int4:
         TILE_INT4.start_build()
@@ -171,7 +193,7 @@ def start_builds(int4: bool) -> None:
 def install(model: nn.Module) -> None:
     """Put the built kernels to work for `model` (a CPU load's, before a calibration times its steps): the
     decoding attention for this process (`row_attention.install`), the norm kernel in `model`'s norms."""
-    attention = ROW_ATTENTION.library()
+    attention = attention_library()
     if attention is not None:
         row_attention.install(attention)
     lib = ROW_NORM.library()

@@ -28,7 +28,7 @@ from engine.kernels.calibration import UNMEASURED, Calibration
 from engine.kernels.calibration import VERSION as CALIBRATION_VERSION
 from engine.kernels.int4_product import restored as restored_int4
 from engine.loading.devices import engine_choice
-from engine.loading.native_build import ROW_ATTENTION, TILE_INT4
+from engine.loading.native_build import TILE_INT4, attention_forms
 from engine.models.transformer import Transformer
 
 FORMAT = 1
@@ -48,7 +48,7 @@ def path_for(sources: Sequence[Path | None]) -> Path:
     # the C kernels' sources too: the calibration kept in the file measured their speed
     files = [s for s in sources if s is not None] + [*code, tile_int4.SOURCE, row_attention.SOURCE, Path(__file__)]
     key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), str(int4_product.enabled()), str(TILE_INT4.wanted()),
-                      str(ROW_ATTENTION.wanted()),
+                      str([form.name for form in attention_forms()]),
                       str(CALIBRATION_VERSION), str(FORMAT), files=files)
     return cache_root() / "prepared" / f"{key[:32]}.safetensors"
 

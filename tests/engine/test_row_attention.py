@@ -1,7 +1,8 @@
 """The decoding attention kernel (engine.kernels.row_attention) and how a load puts it to work: attention
 against float64, a row's bits the same beside any rows and at any thread count, the inputs it leaves to
-torch, and a load that installs it (or, when its build fails, goes on with torch's products). The kernel
-tests need a CPU with AVX-512 BF16 (the AMX Xeon, the Zen 4 EPYC)."""
+torch, and a load that installs it (or, when its build fails, goes on with torch's products). Both forms,
+the vector one and the tiles' one, pass the same tests; they need a CPU with AVX-512 BF16 (the AMX Xeon,
+the Zen 4 EPYC), and the tiles' form one with AMX (the Xeon)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 import torch
 
 from engine.kernels import row_attention
-from engine.loading.native_build import ROW_ATTENTION
+from engine.loading.native_build import ROW_ATTENTION, ROW_ATTENTION_TILES, attention_forms
 from engine.loading.tuning import all_cpu_flags
 from engine.models.layers import attention_by_products, decoding_attention
 
@@ -23,11 +24,28 @@ needs_kernel = pytest.mark.skipif(not set(row_attention.CPU_FLAGS) <= all_cpu_fl
                                   reason="this CPU has no AVX-512 BF16")
 
 
-@pytest.fixture(scope="module")
-def lib():
-    built = ROW_ATTENTION.library()
+needs_tiles = pytest.mark.skipif(not set(row_attention.TILE_CPU_FLAGS) <= all_cpu_flags(),
+                                 reason="this CPU has no AMX tiles")
+
+
+@pytest.fixture(scope="module", params=[pytest.param(ROW_ATTENTION, id="vectors"),
+                                        pytest.param(ROW_ATTENTION_TILES, id="tiles", marks=needs_tiles)])
+def lib(request):
+    built = request.param.library()
     assert built is not None, "the kernel was not built on a CPU that has what it needs"
     return built
+
+
+@needs_tiles
+def test_the_forms_agree_and_an_amx_machine_runs_the_tiles():
+    """The tiles' form sums in another order than the vector form (bits apart, values within bfloat16's
+    rounding of the weights); a machine with tiles runs them at every row count."""
+    q, k, v, mask = _inputs(1, 9, 3, 16, 1100, 64, seed=7)
+    vectors, tiles = (row_attention.attend(q, k, v, mask, kernel.library())
+                      for kernel in (ROW_ATTENTION, ROW_ATTENTION_TILES))
+    assert torch.allclose(vectors, tiles, rtol=1e-2, atol=1e-2)
+    assert attention_forms()[0] is ROW_ATTENTION_TILES
+    assert row_attention.backend(ROW_ATTENTION_TILES.library()) == row_attention.TILE_BACKEND
 
 
 def _inputs(batch: int, heads: int, kv_heads: int, rows: int, keys: int, dim: int, seed: int,
@@ -94,7 +112,7 @@ def test_the_decoding_attention_runs_the_kernel_once_installed_and_torch_where_i
     before = row_attention.installed()
     try:
         row_attention.install(lib)
-        assert row_attention.backend() == row_attention.BACKEND
+        assert row_attention.backend() in (row_attention.BACKEND, row_attention.TILE_BACKEND)
         assert torch.equal(decoding_attention(view, k, v, mask), row_attention.attend(q, k, v, mask, lib))
         wide = decoding_attention(q.float(), k.float(), v.float(), mask)
         assert torch.equal(wide, attention_by_products(q.float(), k.float(), v.float(), mask))
@@ -125,8 +143,12 @@ def _load_in_fresh_process(cache: Path, **env: str) -> subprocess.CompletedProce
 def test_a_load_installs_the_kernel_and_one_whose_build_fails_goes_on_with_torch_s_products(tmp_path):
     built = _load_in_fresh_process(tmp_path / "built")
     assert built.returncode == 0, built.stderr
-    assert built.stdout.split() == [row_attention.BACKEND, "True"]
+    assert built.stdout.split() == [row_attention.backend(attention_forms()[0].library()), "True"]
     failing = _load_in_fresh_process(tmp_path / "failing", CC="/bin/false")
     assert failing.returncode == 0, failing.stderr
     assert failing.stdout.split() == ["torch", "True"]
-    assert "the decoding attention kernel is not used (/bin/false exited 1" in failing.stderr
+    assert "is not used (/bin/false exited 1" in failing.stderr
+    if set(row_attention.TILE_CPU_FLAGS) <= all_cpu_flags():
+        vectors = _load_in_fresh_process(tmp_path / "vectors", DCOMPLETE_ATTENTION_TILES="off")
+        assert vectors.returncode == 0, vectors.stderr
+        assert vectors.stdout.split() == [row_attention.BACKEND, "True"]
