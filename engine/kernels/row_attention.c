@@ -1,30 +1,24 @@
-/* Decoding attention whose query rows never meet (engine/loading/native_build.py builds this file on the
-   machine that runs it, engine/kernels/row_attention.py calls it).
-
-out (B, R, H, D) float32 = softmax(scale * q k^T + mask) v for q (B, H, R, D) bfloat16, keys and values
-(B, Hkv, S, D) bfloat16 (query head h reads key head h / (H / Hkv)), mask (B, H or 1, R, S) additive float32
-or none. D is a multiple of 32, at most 256.
+/* The decoding attention on AVX-512 BF16 (engine/loading/native_build.py builds this file on the machine that
+runs it; row_attention.h holds what the forms share: the inputs, chunks, merge and entry point).
 
 Per key head, the keys are read once for every query row of its heads: each block of 16 keys is transposed
 into 32-bit pairs (lanes = keys), and a row's 16 scores are D / 2 VDPBF16PS of the row's pairs against them.
 The softmax is float32; its weights are rounded to bfloat16 in pairs of keys for the values' products (two
-keys a VDPBF16PS, the values interleaved by key pairs: half the instructions of float32 FMAs, and the rows'
-cost grows with the rows; torch's products round the weights the same way, and the scores too). The work
-is split into chunks of CHUNK keys per key head (so two threads share three key heads evenly), each with its
-own maximum, sum and weighted values, merged chunk by chunk in order. Every row's arithmetic is the same
-sequence whatever rows run beside it and however many threads run, so a row's bits do not depend on the row
-count: the rule for every decoding kernel.
+keys a VDPBF16PS, the values interleaved by key pairs: half the instructions of float32 FMAs; torch's
+products round the weights the same way, and the scores). The vector form's cost grows with rows.
 
 Built with DC_TILES (a CPU with AMX), the same chunks run on AMX tiles: 16 query rows by 16 keys a tile
 product (the keys' block transposed as above is the tiles' pair layout), and 16 rows' bfloat16 weights by 32
 keys' values; a tile's row is its query row's alone, so the bits still do not depend on the row count, but
-they are not the vector form's (another order of sums), and a machine runs one form at every row count. The
-vector form's cost grows with rows; a tile product costs the same for 1 row or 16. */
+they are not the vector form's (another order of sums). A tile product costs the same for 1 row or 16. */
 #include <immintrin.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+
+#ifdef DC_TILES
+#define FORM 1
+#else
+#define FORM 0
+#endif
+#include "row_attention.h"
 
 #define MAX_PAIRS 128 /* D <= 256 */
 
@@ -59,56 +53,16 @@ static inline void transpose16(__m512i r[16]) {
     }
 }
 
-/* e^x for x <= 0 (Cephes' polynomial; 0 below -87.3, so a masked key's weight is exactly 0). */
+/* e^x for x <= 0 (row_attention.h's polynomial). */
 static inline __m512 exp_neg(__m512 x) {
-    __mmask16 tiny = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.33654f), _CMP_LT_OQ);
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    const __mmask16 tiny = _mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_LOWEST), _CMP_LT_OQ);
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(EXP_LOG2E)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_LO), _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_HI), x));
+    __m512 p = _mm512_set1_ps(EXP_POLY[0]);
+    for (int i = 1; i < 6; i++) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_POLY[i]));
     p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
     return _mm512_maskz_mov_ps((__mmask16)~tiny, _mm512_scalef_ps(p, n));
-}
-
-#define CHUNK 256 /* keys per unit of work, a multiple of 16 */
-
-typedef struct {
-    const uint16_t *q, *k, *v;
-    const float* mask;
-    float* out;
-    int64_t qsb, qsh, qsr, ksb, ksh, vsb, vsh, msb, msh, msr;
-    int64_t H, Hkv, R, S, D, chunks;
-    float scale;
-    float* parts; /* per (b, g, chunk, row): D weighted values (dims in `weigh_rows`' order), max, sum */
-} call;
-
-static __thread float* scratch;
-static __thread size_t scratch_size;
-
-/* This thread's buffer of at least `floats` floats (kept between calls), or NULL. */
-static float* scratch_for(size_t floats) {
-    if (floats > scratch_size) {
-        free(scratch);
-        scratch = aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
-        scratch_size = scratch ? floats : 0;
-    }
-    return scratch;
-}
-
-/* Query row `row` of key head g's group (its heads' rows, head by head). */
-static inline int64_t row_offset(const call* c, int64_t g, int64_t row, int64_t sh, int64_t sr) {
-    return (g * (c->H / c->Hkv) + row / c->R) * sh + (row % c->R) * sr;
-}
-
-static inline float* part_of(const call* c, int64_t b, int64_t g, int64_t chunk, int64_t row) {
-    const int64_t rows = c->H / c->Hkv * c->R;
-    return c->parts + (((b * c->Hkv + g) * c->chunks + chunk) * rows + row) * (c->D + 2);
 }
 
 /* The scores of m rows from `row` against 16 transposed keys (n of them real) at j0 (their column in
@@ -235,7 +189,7 @@ static inline void weigh_scores(float* s, int64_t width, float* part, int64_t D)
 }
 
 /* Key head g of batch row b, keys [chunk * CHUNK, + CHUNK): every row's max, sum and weighted values. */
-static int attend_chunk(const call* c, int64_t b, int64_t g, int64_t chunk) {
+static int attend_vectors(const call* c, int64_t b, int64_t g, int64_t chunk) {
     const int64_t rows = c->H / c->Hkv * c->R, start = chunk * CHUNK;
     const int64_t end = start + CHUNK < c->S ? start + CHUNK : c->S, width = (end - start + 15) / 16 * 16;
     float* scores = scratch_for((size_t)rows * (width + c->D));
@@ -298,7 +252,7 @@ static void configure_tiles(void) {
     _tile_loadconfig(&cfg);
 }
 
-/* `attend_chunk` on tiles: the group's rows in tiles of 16 (the last padded with zero rows), keys in
+/* `attend_vectors` on tiles: the group's rows in tiles of 16 (the last padded with zero rows), keys in
    blocks of 16 for the scores and 32 for the values. */
 static int attend_chunk_tiles(const call* c, int64_t b, int64_t g, int64_t chunk) {
     const int64_t rows = c->H / c->Hkv * c->R, padded = (rows + 15) / 16 * 16, D = c->D, start = chunk * CHUNK;
@@ -372,79 +326,19 @@ static int attend_chunk_tiles(const call* c, int64_t b, int64_t g, int64_t chunk
     }
     return 0;
 }
-#define ATTEND_CHUNK attend_chunk_tiles
+static int attend_chunk(const call* c, int64_t b, int64_t g, int64_t chunk) { return attend_chunk_tiles(c, b, g, chunk); }
+static void thread_start(void) { configure_tiles(); }
+static void thread_end(void) { _tile_release(); }
 #else
-#define ATTEND_CHUNK attend_chunk
+static int attend_chunk(const call* c, int64_t b, int64_t g, int64_t chunk) { return attend_vectors(c, b, g, chunk); }
+static void thread_start(void) {}
+static void thread_end(void) {}
 #endif
 
-/* Row `row` of key head g: its chunks merged in order, dims back in place, into out. */
-static void merge(const call* c, int64_t b, int64_t g, int64_t row) {
-    float most = -INFINITY, total = 0.0f;
-    for (int64_t k = 0; k < c->chunks; k++) most = fmaxf(most, part_of(c, b, g, k, row)[c->D]);
-    float sums[256] __attribute__((aligned(64)));
-    for (int64_t d = 0; d < c->D; d++) sums[d] = 0.0f;
-    for (int64_t k = 0; k < c->chunks; k++) {
-        const float* part = part_of(c, b, g, k, row);
-        if (part[c->D] == -INFINITY) continue;
-        const float w = expf(part[c->D] - most);
-        total += w * part[c->D + 1];
-        for (int64_t d = 0; d < c->D; d += 16)
-            _mm512_store_ps(sums + d, _mm512_fmadd_ps(_mm512_set1_ps(w), _mm512_loadu_ps(part + d), _mm512_load_ps(sums + d)));
-    }
-    const __m512 inv = _mm512_set1_ps(1.0f / total);
-    /* unpacklo/hi of 16-bit pairs keep 128-bit lanes: lane L of the low vector holds dims 8L..8L+3 */
-    const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
-    const __m512i hi = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
-    const int64_t h = g * (c->H / c->Hkv) + row / c->R, r = row % c->R;
-    float* o = c->out + ((b * c->R + r) * c->H + h) * c->D;
-    for (int64_t d = 0; d < c->D; d += 32) {
-        const __m512 even = _mm512_load_ps(sums + d), odd = _mm512_load_ps(sums + d + 16);
-        _mm512_storeu_ps(o + d, _mm512_mul_ps(_mm512_permutex2var_ps(even, lo, odd), inv));
-        _mm512_storeu_ps(o + d + 16, _mm512_mul_ps(_mm512_permutex2var_ps(even, hi, odd), inv));
-    }
+/* unpacklo/hi of 16-bit pairs keep 128-bit lanes: in each 32 dims, lane L of the low vector holds dims
+   8L..8L+3, of the high one 8L+4..8L+7 */
+static inline int64_t dim_at(int64_t i) {
+    const int64_t j = i % 32, lane = j % 16 / 4;
+    return i - j + 8 * lane + 4 * (j / 16) + j % 4;
 }
 
-static __thread float* parts;
-static __thread size_t parts_size;
-
-/* 1 where this library runs the tiles' form. */
-int dc_row_attention_tiles(void) {
-#ifdef DC_TILES
-    return 1;
-#else
-    return 0;
-#endif
-}
-
-/* 0, or -1 where a buffer could not be allocated. */
-int dc_row_attention(const uint16_t* q, int64_t qsb, int64_t qsh, int64_t qsr, const uint16_t* k, int64_t ksb,
-                     int64_t ksh, const uint16_t* v, int64_t vsb, int64_t vsh, const float* mask, int64_t msb,
-                     int64_t msh, int64_t msr, float* out, int64_t B, int64_t H, int64_t Hkv, int64_t R, int64_t S,
-                     int64_t D, float scale, int threads) {
-    const int64_t chunks = (S + CHUNK - 1) / CHUNK, rows = H / Hkv * R;
-    const size_t need = (size_t)(B * Hkv * chunks * rows * (D + 2));
-    if (need > parts_size) {
-        free(parts);
-        parts = malloc(need * sizeof(float));
-        parts_size = parts ? need : 0;
-        if (!parts) return -1;
-    }
-    const call c = {q, k, v, mask, out, qsb, qsh, qsr, ksb, ksh, vsb, vsh, msb, msh, msr, H, Hkv, R, S, D, chunks,
-                    scale, parts};
-    const int64_t units = B * Hkv * chunks, merges = B * Hkv * rows;
-    int failed = 0;
-#pragma omp parallel num_threads(threads < units ? threads : (int)units) reduction(| : failed)
-    {
-#ifdef DC_TILES
-        configure_tiles();
-#endif
-#pragma omp for schedule(static)
-        for (int64_t u = 0; u < units; u++) failed |= ATTEND_CHUNK(&c, u / (Hkv * chunks), u / chunks % Hkv, u % chunks) != 0;
-#ifdef DC_TILES
-        _tile_release();
-#endif
-#pragma omp for schedule(static)
-        for (int64_t u = 0; u < merges; u++) merge(&c, u / (Hkv * rows), u / rows % Hkv, u % rows);
-    }
-    return failed ? -1 : 0;
-}

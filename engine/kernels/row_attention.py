@@ -12,10 +12,12 @@ rows, and each row's arithmetic is the same sequence whatever rows run beside it
 float32; the weights meet the values rounded to bfloat16, two keys an instruction (torch's products round
 the weights so too, and the scores). That vector form's work still grows with the rows (16 rows' attention
 was 16 ms of a 44.5 ms step); on a CPU with AMX the same source built with `TILE_FLAGS` does the products on
-tiles, whose cost hardly changes from 1 row to 16. Its bits are not the vector form's, so a machine runs one
-form at every row count (the tiles where the CPU has them).
+tiles, whose cost hardly changes from 1 row to 16. A CPU with AVX2 and no AVX-512 BF16 runs
+`row_attention_avx2.c` (float32 FMAs on keys and values widened once a call), where torch's products took
+19 ms of a 53 ms one-row step (AVX2 emulated on the Xeon). The forms' bits differ, so a machine runs one form
+at every row count (`engine.loading.native_build.attention_forms`: the best its CPU has).
 
-The C source is compiled on the machine that runs it (`engine.loading.native_build`); a load installs the
+The C sources are compiled on the machine that runs it (`engine.loading.native_build`); a load installs the
 built library (`install`), and `attend` is what `decoding_attention` calls while one is installed.
 """
 
@@ -27,14 +29,27 @@ from pathlib import Path
 
 import torch
 
-SOURCE = Path(__file__).with_name("row_attention.c")
+SOURCE = Path(__file__).with_name("row_attention.c")  # AVX-512 BF16 vectors, or AMX tiles with DC_TILES
+AVX2_SOURCE = Path(__file__).with_name("row_attention_avx2.c")
+HEADER = Path(__file__).with_name("row_attention.h")  # what both sources include
+SOURCES = (SOURCE, AVX2_SOURCE, HEADER)
 FLAGS = ("-O3", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512bf16", "-fopenmp", "-shared", "-fPIC")
 CPU_FLAGS = ("avx512bw", "avx512_bf16")  # /proc/cpuinfo's names
-_DIGEST = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
-BACKEND = "rows-" + _DIGEST  # calibrations are kept per source and form
 TILE_FLAGS = (*FLAGS, "-mamx-tile", "-mamx-bf16", "-DDC_TILES")
 TILE_CPU_FLAGS = (*CPU_FLAGS, "amx_tile", "amx_bf16")
-TILE_BACKEND = "tiles-" + _DIGEST
+AVX2_FLAGS = ("-O3", "-mavx2", "-mfma", "-fopenmp", "-shared", "-fPIC")
+AVX2_CPU_FLAGS = ("avx2", "fma")
+
+
+def _digest(*paths: Path) -> str:
+    return hashlib.sha256(b"".join(path.read_bytes() for path in paths)).hexdigest()[:12]
+
+
+# calibrations are kept per form and source (`dc_row_attention_form` numbers the forms)
+BACKEND = "rows-" + _digest(SOURCE, HEADER)
+TILE_BACKEND = "tiles-" + _digest(SOURCE, HEADER)
+AVX2_BACKEND = "rows-avx2-" + _digest(AVX2_SOURCE, HEADER)
+_FORMS = (BACKEND, TILE_BACKEND, AVX2_BACKEND)
 
 _installed: ctypes.CDLL | None = None
 
@@ -45,6 +60,7 @@ def bind(lib: ctypes.CDLL) -> ctypes.CDLL | None:
     lib.dc_row_attention.argtypes = [ptr, i64, i64, i64, ptr, i64, i64, ptr, i64, i64, ptr, i64, i64, i64, ptr,
                                      i64, i64, i64, i64, i64, i64, ctypes.c_float, ctypes.c_int]
     lib.dc_row_attention.restype = ctypes.c_int
+    lib.dc_row_attention_form.restype = ctypes.c_int
     return lib if checks(lib) else None
 
 
@@ -70,7 +86,7 @@ def backend(lib: ctypes.CDLL | None = None) -> str:
     lib = lib or _installed
     if lib is None:
         return "torch"
-    return TILE_BACKEND if lib.dc_row_attention_tiles() else BACKEND
+    return _FORMS[lib.dc_row_attention_form()]
 
 
 def checks(lib: ctypes.CDLL) -> bool:

@@ -154,21 +154,25 @@ TILE_INT4 = NativeKernel("tile_int4", "the AMX int4 kernel", tile_int4.SOURCE, t
                          tile_int4.BACKEND, tile_int4.bind, "DCOMPLETE_INT4_TILES", "torch's int4 kernel serves")
 ROW_ATTENTION = NativeKernel("row_attention", "the decoding attention kernel", row_attention.SOURCE,
                              row_attention.FLAGS, row_attention.CPU_FLAGS, row_attention.BACKEND, row_attention.bind,
-                             "DCOMPLETE_ROW_ATTENTION", "torch's products serve")
+                             "DCOMPLETE_ATTENTION_AVX512", "its AVX2 form or torch's products serve")
 ROW_ATTENTION_TILES = NativeKernel("row_attention_tiles", "the decoding attention's AMX form", row_attention.SOURCE,
                                    row_attention.TILE_FLAGS, row_attention.TILE_CPU_FLAGS, row_attention.TILE_BACKEND,
                                    row_attention.bind_tiles, "DCOMPLETE_ATTENTION_TILES", "its AVX-512 form serves")
+ROW_ATTENTION_AVX2 = NativeKernel("row_attention_avx2", "the decoding attention's AVX2 form", row_attention.AVX2_SOURCE,
+                                  row_attention.AVX2_FLAGS, row_attention.AVX2_CPU_FLAGS, row_attention.AVX2_BACKEND,
+                                  row_attention.bind, "DCOMPLETE_ATTENTION_AVX2", "torch's products serve")
+ATTENTION_SWITCH = "DCOMPLETE_ROW_ATTENTION"  # "off": torch's products, whatever the CPU has
 ROW_NORM = NativeKernel("row_norm", "the norm kernel", row_norm.SOURCE, row_norm.FLAGS, row_norm.CPU_FLAGS,
                         row_norm.BACKEND, row_norm.bind, "DCOMPLETE_ROW_NORM", "torch's fused norm serves")
 
 
 def attention_forms() -> list[NativeKernel]:
-    """The decoding attention's builds this machine wants, the one to run first: its AMX form where the CPU
-    has tiles, the AVX-512 form (which serves where the first fails); none where DCOMPLETE_ROW_ATTENTION is
-    "off"."""
-    if os.environ.get(ROW_ATTENTION.env, "") == "off":
+    """The decoding attention's builds this machine wants, best first (each serves where those before it
+    fail): AMX tiles, AVX-512 BF16 vectors, AVX2; none where `ATTENTION_SWITCH` is "off". Each form's own
+    switch turns it off alone (to measure the next on a CPU that has both)."""
+    if os.environ.get(ATTENTION_SWITCH, "") == "off":
         return []
-    return [kernel for kernel in (ROW_ATTENTION_TILES, ROW_ATTENTION) if kernel.wanted()]
+    return [kernel for kernel in (ROW_ATTENTION_TILES, ROW_ATTENTION, ROW_ATTENTION_AVX2) if kernel.wanted()]
 
 
 def attention_library() -> ctypes.CDLL | None:

@@ -46,7 +46,7 @@ def path_for(sources: Sequence[Path | None]) -> Path:
 
     code = [Path(m.__file__) for m in (projections, layers, anchored, int4_product, tile_int4) if m.__file__]  # how tensors are made
     # the C kernels' sources too: the calibration kept in the file measured their speed
-    files = [s for s in sources if s is not None] + [*code, tile_int4.SOURCE, row_attention.SOURCE, Path(__file__)]
+    files = [s for s in sources if s is not None] + [*code, tile_int4.SOURCE, *row_attention.SOURCES, Path(__file__)]
     key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), str(int4_product.enabled()), str(TILE_INT4.wanted()),
                       str([form.name for form in attention_forms()]),
                       str(CALIBRATION_VERSION), str(FORMAT), files=files)

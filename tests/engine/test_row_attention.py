@@ -1,8 +1,8 @@
 """The decoding attention kernel (engine.kernels.row_attention) and how a load puts it to work: attention
 against float64, a row's bits the same beside any rows and at any thread count, the inputs it leaves to
-torch, and a load that installs it (or, when its build fails, goes on with torch's products). Both forms,
-the vector one and the tiles' one, pass the same tests; they need a CPU with AVX-512 BF16 (the AMX Xeon,
-the Zen 4 EPYC), and the tiles' form one with AMX (the Xeon)."""
+torch, and a load that installs it (or, when its build fails, goes on with torch's products). The three
+forms pass the same tests, each on a CPU that has what it needs: AVX-512 BF16 vectors (the AMX Xeon, the
+Zen 4 EPYC), AMX tiles (the Xeon), AVX2 (any of them)."""
 
 from __future__ import annotations
 
@@ -15,21 +15,29 @@ import pytest
 import torch
 
 from engine.kernels import row_attention
-from engine.loading.native_build import ROW_ATTENTION, ROW_ATTENTION_TILES, attention_forms
+from engine.loading.native_build import (
+    ROW_ATTENTION,
+    ROW_ATTENTION_AVX2,
+    ROW_ATTENTION_TILES,
+    attention_forms,
+)
 from engine.loading.tuning import all_cpu_flags
 from engine.models.layers import attention_by_products, decoding_attention
 
 ROOT = Path(__file__).resolve().parents[2]
-needs_kernel = pytest.mark.skipif(not set(row_attention.CPU_FLAGS) <= all_cpu_flags(),
-                                  reason="this CPU has no AVX-512 BF16")
+needs_kernel = pytest.mark.skipif(not set(row_attention.AVX2_CPU_FLAGS) <= all_cpu_flags(),
+                                  reason="this CPU has no AVX2")
+needs_vectors = pytest.mark.skipif(not set(row_attention.CPU_FLAGS) <= all_cpu_flags(),
+                                   reason="this CPU has no AVX-512 BF16")
 
 
 needs_tiles = pytest.mark.skipif(not set(row_attention.TILE_CPU_FLAGS) <= all_cpu_flags(),
                                  reason="this CPU has no AMX tiles")
 
 
-@pytest.fixture(scope="module", params=[pytest.param(ROW_ATTENTION, id="vectors"),
-                                        pytest.param(ROW_ATTENTION_TILES, id="tiles", marks=needs_tiles)])
+@pytest.fixture(scope="module", params=[pytest.param(ROW_ATTENTION, id="vectors", marks=needs_vectors),
+                                        pytest.param(ROW_ATTENTION_TILES, id="tiles", marks=needs_tiles),
+                                        pytest.param(ROW_ATTENTION_AVX2, id="avx2", marks=needs_kernel)])
 def lib(request):
     built = request.param.library()
     assert built is not None, "the kernel was not built on a CPU that has what it needs"
@@ -38,14 +46,17 @@ def lib(request):
 
 @needs_tiles
 def test_the_forms_agree_and_an_amx_machine_runs_the_tiles():
-    """The tiles' form sums in another order than the vector form (bits apart, values within bfloat16's
-    rounding of the weights); a machine with tiles runs them at every row count."""
+    """The forms sum in other orders (bits apart, values within bfloat16's rounding of the weights; the AVX2
+    form keeps float32 weights, within 1e-6 of float64); a machine with tiles runs them at every row count,
+    each form named by its backend."""
     q, k, v, mask = _inputs(1, 9, 3, 16, 1100, 64, seed=7)
-    vectors, tiles = (row_attention.attend(q, k, v, mask, kernel.library())
-                      for kernel in (ROW_ATTENTION, ROW_ATTENTION_TILES))
+    forms = (ROW_ATTENTION, ROW_ATTENTION_TILES, ROW_ATTENTION_AVX2)
+    vectors, tiles, avx2 = (row_attention.attend(q, k, v, mask, kernel.library()) for kernel in forms)
     assert torch.allclose(vectors, tiles, rtol=1e-2, atol=1e-2)
-    assert attention_forms()[0] is ROW_ATTENTION_TILES
-    assert row_attention.backend(ROW_ATTENTION_TILES.library()) == row_attention.TILE_BACKEND
+    assert torch.allclose(avx2.double(), row_attention.reference(q, k, v, mask), rtol=1e-5, atol=1e-6)
+    assert [form.name for form in attention_forms()] == [form.name for form in (forms[1], forms[0], forms[2])]
+    assert [row_attention.backend(form.library()) for form in forms] == [
+        row_attention.BACKEND, row_attention.TILE_BACKEND, row_attention.AVX2_BACKEND]
 
 
 def _inputs(batch: int, heads: int, kv_heads: int, rows: int, keys: int, dim: int, seed: int,
@@ -112,7 +123,7 @@ def test_the_decoding_attention_runs_the_kernel_once_installed_and_torch_where_i
     before = row_attention.installed()
     try:
         row_attention.install(lib)
-        assert row_attention.backend() in (row_attention.BACKEND, row_attention.TILE_BACKEND)
+        assert row_attention.backend() == row_attention.backend(lib) != "torch"
         assert torch.equal(decoding_attention(view, k, v, mask), row_attention.attend(q, k, v, mask, lib))
         wide = decoding_attention(q.float(), k.float(), v.float(), mask)
         assert torch.equal(wide, attention_by_products(q.float(), k.float(), v.float(), mask))
@@ -148,7 +159,8 @@ def test_a_load_installs_the_kernel_and_one_whose_build_fails_goes_on_with_torch
     assert failing.returncode == 0, failing.stderr
     assert failing.stdout.split() == ["torch", "True"]
     assert "is not used (/bin/false exited 1" in failing.stderr
-    if set(row_attention.TILE_CPU_FLAGS) <= all_cpu_flags():
-        vectors = _load_in_fresh_process(tmp_path / "vectors", DCOMPLETE_ATTENTION_TILES="off")
-        assert vectors.returncode == 0, vectors.stderr
-        assert vectors.stdout.split() == [row_attention.BACKEND, "True"]
+    forms = attention_forms()  # each form's switch hands the load to the next form the CPU has
+    for turned_off in range(1, len(forms)):
+        next_form = _load_in_fresh_process(tmp_path / f"next{turned_off}", **{f.env: "off" for f in forms[:turned_off]})
+        assert next_form.returncode == 0, next_form.stderr
+        assert next_form.stdout.split() == [row_attention.backend(forms[turned_off].library()), "True"]
