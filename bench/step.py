@@ -16,8 +16,8 @@ read below the in-step figures; the gap is what a step pays for streaming weight
   head       the vocabulary projection at that row count
   attention  the K/V cache writes and reads and the attention kernels, replayed from one real step
 and what the adapter adds (`adapter`: the step with the adapter on minus the step with it off); where a load
-gave the step dcomplete's C kernels for attention and norms (`engine.kernels.row_attention`, `row_norm`),
-`on_torch` is the step on torch's forms of them instead, the two taking turns; and, side
+gave the step dcomplete's C kernels for attention, norms and rotations (`engine.kernels.row_attention`,
+`row_ops`), `on_torch` is the step on torch's forms of them instead, the two taking turns; and, side
 by side, `transformers`' LlamaForCausalLM over the same dequantized base weights (fp32) with its
 KV cache (a step of the same rows against a cache of the same length), and llama.cpp (llama-cpp-python,
 only when installed: it is never a dependency) on the same GGUF file. Prefill rows: the whole context in
@@ -320,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"llama.cpp: {kernels}")
     decoding = decoding_kernels(engine)
     native = native_kernels(engine)
-    print(f"decoding products (kernel at one row: count): {decoding}; attention and norms: {native or 'torch'}")
+    print(f"decoding products (kernel at one row: count): {decoding}; attention, norms and rotations: {native or 'torch'}")
     cols = ("step", "products", "attn", "rest", "linear", "head", "attention", "adapter", "transformers",
             "llama_cpp") + (("eager_step", "compiled") if compiled is not None else ())
     cols += ("on_torch",) if native else ()
@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
             ratio = f"{r['step'] / r['transformers']:>8.2f}" if r.get("transformers") else f"{'-':>8}"
             cpp = f"{r['step'] / r['llama_cpp']:>6.2f}" if r.get("llama_cpp") else f"{'-':>6}"
             fast = f" {r['compiled'] / r['eager_step']:>6.2f}x compiled" if r.get("compiled") else ""
-            fast += f" {r['on_torch'] / r['step']:>6.2f}x on torch's attention and norms" if r.get("on_torch") else ""
+            fast += f" {r['on_torch'] / r['step']:>6.2f}x on torch's attention, norms, rotations" if r.get("on_torch") else ""
             print(f"{context:>7} {label:>7} {cells} {ratio} {cpp}{fast}")
     print(json.dumps({"benchmark": "step", "model": engine.name, "dtype": args.dtype, "threads": threads,
                       "cpu": cpu, "llama_cpp_kernels": kernels, "decoding_kernels": decoding,

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from engine import Engine
-from engine.kernels import row_attention, row_norm
+from engine.kernels import row_attention, row_ops
 from engine.kernels.projections import INT4
 from engine.loading.compiled import compiled_products
 from engine.models import layers
@@ -33,29 +33,29 @@ class Compiled:
 
 
 class TorchForms:
-    """Within `with`, torch's decoding attention (`layers.attention_by_products`) and norms in place of
-    dcomplete's C kernels (`engine.kernels.row_attention`, `row_norm`)."""
+    """Within `with`, torch's decoding attention (`layers.attention_by_products`), norms and rotations in
+    place of dcomplete's C kernels (`engine.kernels.row_attention`, `row_ops`)."""
 
     def __init__(self, engine: Engine) -> None:
-        self.norms = [m for m in engine.loaded.model.modules() if isinstance(m, layers.RMSNorm)]
-        self.attention, self.natives = row_attention.installed(), [m.native for m in self.norms]
+        self.modules = [m for m in engine.loaded.model.modules() if isinstance(m, (layers.RMSNorm, layers.Attention))]
+        self.attention, self.natives = row_attention.installed(), [m.native for m in self.modules]
 
     def __enter__(self) -> None:
         row_attention.install(None)
-        for m in self.norms:
+        for m in self.modules:
             m.native = None
 
     def __exit__(self, *exc: object) -> None:
         row_attention.install(self.attention)
-        for m, native in zip(self.norms, self.natives):
+        for m, native in zip(self.modules, self.natives):
             m.native = native
 
 
 def native_kernels(engine: Engine) -> str:
     """Which of dcomplete's C kernels serve a step besides the products (empty where none)."""
-    norms = any(isinstance(m, layers.RMSNorm) and m.native is not None for m in engine.loaded.model.modules())
+    ops = any(isinstance(m, layers.RMSNorm) and m.native is not None for m in engine.loaded.model.modules())
     return " ".join(([row_attention.backend()] if row_attention.backend() != "torch" else [])
-                    + ([row_norm.BACKEND] if norms else []))
+                    + ([row_ops.BACKEND] if ops else []))
 
 
 def side_by_side(fn: Callable[[], object], other: Compiled | TorchForms, repeats: int) -> tuple[float, float]:

@@ -1,6 +1,6 @@
 """Building dcomplete's C kernels on the machine that runs them, once: the AMX int4 products
-(`engine.kernels.tile_int4`), the decoding attention (`engine.kernels.row_attention`) and the norms
-(`engine.kernels.row_norm`).
+(`engine.kernels.tile_int4`), the decoding attention (`engine.kernels.row_attention`) and a step's small
+row operations, norms and rotations (`engine.kernels.row_ops`).
 
 `start_build` runs the C compiler in a background thread at the start of a load (the compiler is its own
 process, 0.5 s on the 2-core Xeon), where reading the GGUF file and fusing the model take longer; `library`
@@ -26,10 +26,10 @@ from pathlib import Path
 
 from torch import nn
 
-from engine.kernels import row_attention, row_norm, tile_int4
+from engine.kernels import row_attention, row_ops, tile_int4
 from engine.loading.gguf_base import cache_root
 from engine.loading.tuning import all_cpu_flags, cpu_name
-from engine.models.layers import RMSNorm
+from engine.models.layers import Attention, RMSNorm
 
 log = logging.getLogger(__name__)
 
@@ -162,8 +162,8 @@ ROW_ATTENTION_AVX2 = NativeKernel("row_attention_avx2", "the decoding attention'
                                   row_attention.AVX2_FLAGS, row_attention.AVX2_CPU_FLAGS, row_attention.AVX2_BACKEND,
                                   row_attention.bind, "DCOMPLETE_ATTENTION_AVX2", "torch's products serve")
 ATTENTION_SWITCH = "DCOMPLETE_ROW_ATTENTION"  # "off": torch's products, whatever the CPU has
-ROW_NORM = NativeKernel("row_norm", "the norm kernel", row_norm.SOURCE, row_norm.FLAGS, row_norm.CPU_FLAGS,
-                        row_norm.BACKEND, row_norm.bind, "DCOMPLETE_ROW_NORM", "torch's fused norm serves")
+ROW_OPS = NativeKernel("row_ops", "the norm and rotation kernel", row_ops.SOURCE, row_ops.FLAGS, row_ops.CPU_FLAGS,
+                       row_ops.BACKEND, row_ops.bind, "DCOMPLETE_ROW_OPS", "torch's norms and rotations serve")
 
 
 def attention_forms() -> list[NativeKernel]:
@@ -189,19 +189,20 @@ def start_builds(int4: bool) -> None:
     are made."""
     for kernel in attention_forms()[:1]:
         kernel.start_build()
-    ROW_NORM.start_build()
+    ROW_OPS.start_build()
     if int4:
         TILE_INT4.start_build()
 
 
 def install(model: nn.Module) -> None:
     """Put the built kernels to work for `model` (a CPU load's, before a calibration times its steps): the
-    decoding attention for this process (`row_attention.install`), the norm kernel in `model`'s norms."""
+    decoding attention for this process (`row_attention.install`), the row operations in `model`'s norms
+    and attention modules."""
     attention = attention_library()
     if attention is not None:
         row_attention.install(attention)
-    lib = ROW_NORM.library()
-    norm = row_norm.RowNorm(lib) if lib is not None else None
+    lib = ROW_OPS.library()
+    ops = row_ops.RowOps(lib) if lib is not None else None
     for module in model.modules():
-        if isinstance(module, RMSNorm):
-            module.native = norm
+        if isinstance(module, (RMSNorm, Attention)):
+            module.native = ops
