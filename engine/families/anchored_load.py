@@ -11,7 +11,6 @@ from torch import nn
 
 from engine.cache.kv_dtype import kv_dtype
 from engine.denoise.seam import Family, LoadedModel, LoadSpec
-from engine.kernels import int4_product
 from engine.loading import native_build, prepared
 from engine.loading.build import CONTEXT_CAP, fit, gguf_blocks
 from engine.loading.checkpoint import CheckpointError, assign_weights, read_safetensors
@@ -80,7 +79,7 @@ def load_anchored(spec: LoadSpec, family: Family) -> LoadedModel:
     adapter = spec.folder / ADAPTER_FILE
     native = dev.type == "cpu" and engine_choice(dtype)
     if native:  # a first load compiles the kernels while it reads the GGUF file
-        native_build.start_builds(int4=int4_product.enabled())
+        native_build.start_builds(int4=native_build.int4_offered())
     try:
         base = base_folder(str(cfg["base"]))
         shape = adapter_shape(cfg)

@@ -32,6 +32,9 @@ typedef struct {
 /* 0 once this process may use the tiles (Linux asks each process to request them). */
 int dc_tiles_init(void) { return (int)syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); }
 
+/* Which kernel this library is: 0 AMX tiles (1: int4_avx2.c). */
+int dc_tiles_form(void) { return 0; }
+
 static inline __m512 bf16_to_f32(const uint16_t* p) {
     __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p));
     return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));

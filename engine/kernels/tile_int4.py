@@ -10,8 +10,13 @@ group's scale and offset: a whole decoding step's products cost 7.1 ms at one ro
 beside it (the rule for every decoding kernel). Its sums are float32 over the file's own
 codes, where torch's kernel rounds its output to bfloat16.
 
-The C source is compiled on the machine that runs it (`engine.loading.native_build`); this module knows the
-layout, the call and the check a build must pass.
+A CPU without AMX runs the same layout on `int4_avx2.c` (AVX2 and FMA: each block's codes widened to
+float32 once a call, then every row's FMAs), where torch's int4 kernel is slower than float32 and its float16
+product reads the weight once per row (AVX2 emulated on the Xeon: a one-row step's products 26.5 ms, 16 rows
+155 ms, on float16 copies).
+
+The C sources are compiled on the machine that runs them (`engine.loading.native_build`); this module knows
+the layout, the call and the check a build must pass.
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ import ctypes
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -32,6 +36,10 @@ FLAGS = ("-O2", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512bf16", "-mamx-
          "-fopenmp", "-shared", "-fPIC")  # OpenMP: the process's own runtime, the one torch loaded
 CPU_FLAGS = ("avx512bw", "avx512_bf16", "amx_tile", "amx_bf16")  # /proc/cpuinfo's names
 BACKEND = "tiles-" + hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]  # calibrations are kept per source
+AVX2_SOURCE = Path(__file__).with_name("int4_avx2.c")  # the same entry points and layout, for CPUs without AMX
+AVX2_FLAGS = ("-O3", "-mavx2", "-mfma", "-fopenmp", "-shared", "-fPIC")
+AVX2_CPU_FLAGS = ("avx2", "fma")
+AVX2_BACKEND = "int4-avx2-" + hashlib.sha256(AVX2_SOURCE.read_bytes()).hexdigest()[:12]
 
 
 def bind(lib: ctypes.CDLL) -> ctypes.CDLL | None:
@@ -43,6 +51,7 @@ def bind(lib: ctypes.CDLL) -> ctypes.CDLL | None:
                                 ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                                 ctypes.c_int]
     lib.dc_tiles_mm.restype = ctypes.c_int
+    lib.dc_tiles_form.restype = ctypes.c_int
     return lib if checks(lib) else None
 
 
@@ -61,7 +70,8 @@ def checks(lib: ctypes.CDLL) -> bool:
     for rows in (3, 20):
         x = torch.randn(rows, 60, generator=generator)
         y = product(x, down)
-        wide = F.pad(torch.cat([x, x @ down.T], 1), (0, 28)).to(torch.bfloat16).double()
+        wide = F.pad(torch.cat([x, x @ down.T], 1), (0, 28))
+        wide = (wide if lib.dc_tiles_form() else wide.to(torch.bfloat16)).double()  # the tiles' rows are bfloat16
         alone = torch.cat([product(x[i : i + 1], down) for i in range(rows)])
         if not (torch.allclose(y.double(), wide @ weight.T, rtol=1e-2, atol=1e-2) and torch.equal(alone, y)):
             return False
@@ -87,7 +97,11 @@ class TileInt4Product:
 
     weights: torch.Tensor
     lib: ctypes.CDLL
-    backend: ClassVar[str] = BACKEND
+
+    @property
+    def backend(self) -> str:
+        """The built kernel it runs on (calibrations are kept per kernel)."""
+        return AVX2_BACKEND if self.lib.dc_tiles_form() else BACKEND
 
     @property
     def n(self) -> int:
@@ -115,5 +129,5 @@ class TileInt4Product:
                                                   None if down is None else down.data_ptr(), rank,
                                                   self.weights.data_ptr(), y.data_ptr(), self.n, self.k,
                                                   torch.get_num_threads()) != 0:
-            raise MemoryError("the AMX int4 kernel could not allocate its input rows")
+            raise MemoryError("the int4 kernel could not allocate its input rows")
         return y.view(*x.shape[:-1], self.n)

@@ -47,10 +47,11 @@ def load_checkpoint(spec: LoadSpec, family: Family) -> LoadedModel:
 def gguf_blocks(base: Path, device: torch.device, dtype: str | None) -> dict[str, Blocks] | None:
     """The GGUF base's own 4- and 8-bit blocks, when a kernel can run them here (`engine.kernels.block_products`,
     `engine.kernels.int4_product`)."""
-    from engine.kernels import block_products, int4_product
+    from engine.kernels import block_products
+    from engine.loading.native_build import int4_offered
 
     if (device.type != "cpu" or not engine_choice(dtype)
-            or not (block_products.available() or int4_product.enabled())):
+            or not (block_products.available() or int4_offered())):
         return None
     from engine.loading.gguf_base import read_blocks
 
@@ -64,8 +65,9 @@ def fit(model: Transformer, dtype: str | None, device: torch.device, blocks: dic
     calibration applied and, when that is a default until this machine is measured, the measurement to run
     between requests (`engine.loading.tuning`); `then` gets the calibration once it is final (now, or when
     the measurement ends)."""
-    from engine.kernels import block_products, int4_product
+    from engine.kernels import block_products
     from engine.loading import quantize, tuning
+    from engine.loading.native_build import int4_offered
 
     model.eval()
     model.fuse_for_inference()
@@ -75,7 +77,7 @@ def fit(model: Transformer, dtype: str | None, device: torch.device, blocks: dic
     if blocks and device.type == "cpu" and engine_choice(dtype):
         if block_products.available():
             quantize.attach_blocks(model, blocks)
-        if int4_product.enabled():
+        if int4_offered():
             quantize.attach_int4(model, blocks)
     calibration, default = tuning.calibration_for(model, device)
     calibration.apply(model.products(), half=engine_choice(dtype))

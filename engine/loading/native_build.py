@@ -1,5 +1,5 @@
-"""Building dcomplete's C kernels on the machine that runs them, once: the AMX int4 products
-(`engine.kernels.tile_int4`), the decoding attention (`engine.kernels.row_attention`) and a step's small
+"""Building dcomplete's C kernels on the machine that runs them, once: the int4 products on AMX tiles or
+AVX2 (`engine.kernels.tile_int4`), the decoding attention (`engine.kernels.row_attention`) and a step's small
 row operations, norms and rotations (`engine.kernels.row_ops`).
 
 `start_build` runs the C compiler in a background thread at the start of a load (the compiler is its own
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from torch import nn
 
-from engine.kernels import row_attention, row_ops, tile_int4
+from engine.kernels import int4_product, row_attention, row_ops, tile_int4
 from engine.loading.gguf_base import cache_root
 from engine.loading.tuning import all_cpu_flags, cpu_name
 from engine.models.layers import Attention, RMSNorm
@@ -151,7 +151,10 @@ class NativeKernel:
 
 
 TILE_INT4 = NativeKernel("tile_int4", "the AMX int4 kernel", tile_int4.SOURCE, tile_int4.FLAGS, tile_int4.CPU_FLAGS,
-                         tile_int4.BACKEND, tile_int4.bind, "DCOMPLETE_INT4_TILES", "torch's int4 kernel serves")
+                         tile_int4.BACKEND, tile_int4.bind, "DCOMPLETE_INT4_TILES", "the next int4 kernel serves")
+INT4_AVX2 = NativeKernel("int4_avx2", "the AVX2 int4 kernel", tile_int4.AVX2_SOURCE, tile_int4.AVX2_FLAGS,
+                         tile_int4.AVX2_CPU_FLAGS, tile_int4.AVX2_BACKEND, tile_int4.bind, "DCOMPLETE_INT4_AVX2",
+                         "torch's int4 kernel serves")
 ROW_ATTENTION = NativeKernel("row_attention", "the decoding attention kernel", row_attention.SOURCE,
                              row_attention.FLAGS, row_attention.CPU_FLAGS, row_attention.BACKEND, row_attention.bind,
                              "DCOMPLETE_ATTENTION_AVX512", "its AVX2 form or torch's products serve")
@@ -184,14 +187,39 @@ def attention_library() -> ctypes.CDLL | None:
     return None
 
 
+def int4_forms() -> list[NativeKernel]:
+    """The int4 kernel's builds this machine wants, best first (each serves where those before it fail): AMX
+    tiles, AVX2; none where `DCOMPLETE_INT4` is "off"."""
+    if os.environ.get("DCOMPLETE_INT4", "") == "off":
+        return []
+    return [kernel for kernel in (TILE_INT4, INT4_AVX2) if kernel.wanted()]
+
+
+def int4_library() -> ctypes.CDLL | None:
+    """The int4 kernel this machine runs (`int4_forms`' first that builds and passes its checks); None:
+    torch's int4 kernel."""
+    for kernel in int4_forms():
+        lib = kernel.library()
+        if lib is not None:
+            return lib
+    return None
+
+
+def int4_offered() -> bool:
+    """Whether CPU loads make the checkpoint's 4-bit blocks an `int4` kernel for the calibration to race:
+    where torch's int4 kernel is worth it (`int4_product.enabled`) or one of dcomplete's builds here."""
+    return int4_product.enabled() or bool(int4_forms())
+
+
 def start_builds(int4: bool) -> None:
-    """A CPU load's start: the attention's and the norms' builds, and the int4 kernel's when `int4` products
-    are made."""
+    """A CPU load's start: the attention's and the row operations' builds, and the int4 kernel's when
+    `int4` products are made."""
     for kernel in attention_forms()[:1]:
         kernel.start_build()
     ROW_OPS.start_build()
     if int4:
-        TILE_INT4.start_build()
+        for kernel in int4_forms()[:1]:
+            kernel.start_build()
 
 
 def install(model: nn.Module) -> None:

@@ -28,7 +28,7 @@ from engine.kernels.calibration import UNMEASURED, Calibration
 from engine.kernels.calibration import VERSION as CALIBRATION_VERSION
 from engine.kernels.int4_product import restored as restored_int4
 from engine.loading.devices import engine_choice
-from engine.loading.native_build import TILE_INT4, attention_forms
+from engine.loading.native_build import attention_forms, int4_forms, int4_library, int4_offered
 from engine.models.transformer import Transformer
 
 FORMAT = 1
@@ -46,8 +46,8 @@ def path_for(sources: Sequence[Path | None]) -> Path:
 
     code = [Path(m.__file__) for m in (projections, layers, anchored, int4_product, tile_int4) if m.__file__]  # how tensors are made
     # the C kernels' sources too: the calibration kept in the file measured their speed
-    files = [s for s in sources if s is not None] + [*code, tile_int4.SOURCE, *row_attention.SOURCES, Path(__file__)]
-    key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), str(int4_product.enabled()), str(TILE_INT4.wanted()),
+    files = [s for s in sources if s is not None] + [*code, tile_int4.SOURCE, tile_int4.AVX2_SOURCE, *row_attention.SOURCES, Path(__file__)]
+    key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), str(int4_offered()), str([form.name for form in int4_forms()]),
                       str([form.name for form in attention_forms()]),
                       str(CALIBRATION_VERSION), str(FORMAT), files=files)
     return cache_root() / "prepared" / f"{key[:32]}.safetensors"
@@ -121,7 +121,7 @@ def restore(path: Path, build_meta: Callable[[], Transformer]) -> tuple[Transfor
     model = build_meta()
     model.eval()
     model.fuse_for_inference()
-    tiles = TILE_INT4.library() if any(".int4.tiles" in k for k in tensors) else None
+    tiles = int4_library() if any(".int4.tiles" in k for k in tensors) else None
     for i, product in enumerate(model.products()):
         prefix = f"product.{i}.int4."
         four_bit = {k.removeprefix(prefix): v for k, v in tensors.items() if k.startswith(prefix)}

@@ -17,7 +17,7 @@ from engine.kernels.block_products import BLOCK, SUPPORTED, BlockProduct, Blocks
 from engine.kernels.int4_product import fits, from_blocks
 from engine.kernels.int8 import Int8Projections
 from engine.kernels.projections import FusedProjections
-from engine.loading.native_build import TILE_INT4
+from engine.loading.native_build import int4_library
 from engine.models.layers import fused_groups
 from engine.models.transformer import Transformer
 
@@ -63,7 +63,7 @@ def attach_int4(model: Transformer, blocks: dict[str, Blocks]) -> None:
     4-bit blocks the kernel can take an `Int4Product` (the `int4` kernel of `projections.FusedProjections`):
     with a LoRA, its up-projection (times its scale) as extra input columns, which a decoding step fills
     with the LoRA's down-projection of the row, so that one product adds the update."""
-    tiles = TILE_INT4.library()
+    tiles = int4_library()
     for group, parts in products_with_blocks(model, blocks):
         if fits(parts) and group.weight.shape[1] % BLOCK == 0:
             group.int4 = from_blocks(parts, None if group.up is None else group.up * group.scale, tiles)

@@ -1,5 +1,5 @@
-"""The `int4` kernel (engine.kernels.int4_product): a GGUF file's own 4-bit blocks on torch's int4 CPU kernel or,
-where the CPU has AMX tiles, on `engine.kernels.tile_int4` (every test runs on both), the adapter's LoRA added
+"""The `int4` kernel (engine.kernels.int4_product): a GGUF file's own 4-bit blocks on torch's int4 CPU kernel or
+on dcomplete's (`engine.kernels.tile_int4`: AMX tiles, AVX2; every test runs on each the CPU has), the adapter's LoRA added
 row by row in decoding steps, text rows left to the other kernels, and prepared files that keep the codes."""
 
 from __future__ import annotations
@@ -15,24 +15,25 @@ from torch import nn
 from engine.kernels.block_products import Blocks
 from engine.kernels.int4_product import fits, from_blocks, quantize_columns, restored, supported
 from engine.kernels.projections import INT4, LINEAR, MAX_TABLE_ROWS, FusedProjections
-from engine.kernels.tile_int4 import CPU_FLAGS
+from engine.kernels.tile_int4 import AVX2_CPU_FLAGS, CPU_FLAGS
 from engine.loading.calibrate import DecodingRows, decoding_call, row_invariant
-from engine.loading.native_build import TILE_INT4
+from engine.loading.native_build import INT4_AVX2, TILE_INT4
 from engine.loading.tuning import all_cpu_flags
 
 pytestmark = pytest.mark.skipif(not supported(), reason="this torch has no CPU int4 kernel")  # torch 2.13 has it
 SIZES = (64, 32, 32)  # q, k and v rows of a fused product, 64 wide
 
 
-@pytest.fixture(params=["torch", "tiles"])
+@pytest.fixture(params=["torch", "tiles", "avx2"])
 def tiles(request):
-    """The built AMX kernel for the `tiles` runs, None for torch's kernel."""
+    """The built kernel (AMX tiles, AVX2) for those runs, None for torch's kernel."""
     if request.param == "torch":
         return None
-    if not set(CPU_FLAGS) <= all_cpu_flags():
-        pytest.skip("this CPU has no AMX bfloat16 tiles")
-    lib = TILE_INT4.library()
-    assert lib is not None, "a CPU with AMX tiles and a compiler must build the kernel"
+    kernel, flags = (TILE_INT4, CPU_FLAGS) if request.param == "tiles" else (INT4_AVX2, AVX2_CPU_FLAGS)
+    if not set(flags) <= all_cpu_flags():
+        pytest.skip(f"this CPU has no {request.param}")
+    lib = kernel.library()
+    assert lib is not None, f"a CPU with {request.param} and a compiler must build the kernel"
     return lib
 
 

@@ -1,7 +1,7 @@
-"""The AMX int4 kernel (engine.kernels.tile_int4) and its build (engine.loading.native_build): the packed layout,
-products against float64 with a row's bits independent of the rows beside it, and a build that is made
-once per machine, kept, and falls back to torch's kernel when it fails. The product tests need a CPU with
-AMX bfloat16 tiles; the layout test runs everywhere."""
+"""The int4 kernels on AMX tiles and on AVX2 (engine.kernels.tile_int4) and their builds
+(engine.loading.native_build): the packed layout, products against float64 with a row's bits independent of
+the rows beside it, and a build that is made once per machine, kept, and falls back to the next kernel when
+it fails. The product tests need a CPU with AMX bfloat16 tiles or AVX2; the layout test runs everywhere."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.kernels.tile_int4 import CPU_FLAGS, TileInt4Product, pack
-from engine.loading.native_build import TILE_INT4
+from engine.kernels.tile_int4 import AVX2_BACKEND, AVX2_CPU_FLAGS, CPU_FLAGS, TileInt4Product, pack
+from engine.loading.native_build import INT4_AVX2, TILE_INT4, int4_forms
 from engine.loading.tuning import all_cpu_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 has_tiles = set(CPU_FLAGS) <= all_cpu_flags()
 needs_tiles = pytest.mark.skipif(not has_tiles, reason="this CPU has no AMX bfloat16 tiles")
+needs_avx2 = pytest.mark.skipif(not set(AVX2_CPU_FLAGS) <= all_cpu_flags(), reason="this CPU has no AVX2")
 
 
 def _weight(n: int, k: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -45,13 +46,14 @@ def test_the_layout_holds_each_code_once_where_the_c_source_reads_it():
     assert torch.equal(tail[1, 2, :16], scale[16:32, 2]) and torch.equal(tail[1, 2, 16:], offset[16:32, 2])
 
 
-@needs_tiles
+@pytest.mark.parametrize("kernel", [pytest.param(TILE_INT4, id="tiles", marks=needs_tiles),
+                                    pytest.param(INT4_AVX2, id="avx2", marks=needs_avx2)])
 @pytest.mark.parametrize(("n", "k", "width", "rank"), [(3104, 576, 576, 0), (576, 1568, 1536, 24), (48, 64, 40, 8)])
-def test_products_match_float64_and_a_row_keeps_its_bits_beside_any_rows(n, k, width, rank):
+def test_products_match_float64_and_a_row_keeps_its_bits_beside_any_rows(kernel, n, k, width, rank):
     """The LoRA's input columns (`rank` products by a down-projection) come after the row's own `width`
-    columns, zeros up to k; the sums are float32 over the bfloat16 rows, so the error is float32's, not
-    bfloat16's (torch's int4 kernel rounds its output to bfloat16)."""
-    lib = TILE_INT4.library()
+    columns, zeros up to k; the sums are float32 over the rows (bfloat16 on the tiles, float32 on AVX2), so
+    the error is float32's, not bfloat16's (torch's int4 kernel rounds its output to bfloat16)."""
+    lib = kernel.library()
     assert lib is not None
     codes, scale, offset = _weight(n, k, seed=1)
     product = TileInt4Product(pack(codes, scale, offset), lib)
@@ -61,9 +63,11 @@ def test_products_match_float64_and_a_row_keeps_its_bits_beside_any_rows(n, k, w
     got = product(x, down)
     wide = x if down is None else torch.cat([x, x @ down.T], 1)
     weight = (codes.double() - 8) * scale.double().repeat_interleave(32, 1) + offset.double().repeat_interleave(32, 1)
-    expected = F.pad(wide, (0, k - wide.shape[1])).to(torch.bfloat16).double() @ weight.T
+    tiles = kernel is TILE_INT4
+    rows_in = F.pad(wide, (0, k - wide.shape[1]))
+    expected = (rows_in.to(torch.bfloat16) if tiles else rows_in).double() @ weight.T
     error = (got.double() - expected).abs().max() / expected.abs().max()
-    assert error < (1e-2 if rank else 1e-5), error  # the LoRA's columns are rounded to bfloat16 apart from float64's
+    assert error < (1e-2 if rank and tiles else 1e-5), error  # the tiles round the LoRA's columns to bfloat16
     for rows in (1, 3, 16, 17):
         for start in (0, 5):
             assert torch.equal(product(x[start : start + rows], down), got[start : start + rows]), (rows, start)
@@ -103,8 +107,19 @@ def test_a_failed_build_leaves_a_note_and_torch_s_kernel_serves(tmp_path):
     assert again.stdout.split()[0] == "False" and "is not used" not in again.stderr
 
 
+@needs_avx2
+def test_a_cpu_without_tiles_runs_the_avx2_kernel_in_its_products(tmp_path):
+    """With the tiles off (as on a CPU without them) the load's 4-bit products run on the AVX2 build."""
+    code = ("from engine import Engine; e = Engine.load('default', device='cpu'); "
+            "print(sorted({p.int4.backend for p in e.loaded.model.products() if p.int4}))")
+    loaded = _in_fresh_process(tmp_path, code, DCOMPLETE_INT4_TILES="off")
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.split() == [f"['{AVX2_BACKEND}']"]
+    assert [k.name for k in int4_forms()] == [k.name for k in (TILE_INT4, INT4_AVX2) if k.wanted()]
+
+
 def test_off_keeps_torch_s_kernel(tmp_path):
-    off = _in_fresh_process(tmp_path, LOAD, DCOMPLETE_INT4_TILES="off")
+    off = _in_fresh_process(tmp_path, LOAD, DCOMPLETE_INT4_TILES="off", DCOMPLETE_INT4_AVX2="off")
     assert off.returncode == 0, off.stderr
     assert off.stdout.split()[0] == "False" and not (tmp_path / "kernels").exists()
 

@@ -1,0 +1,166 @@
+/* 4-bit weight products on AVX2 and FMA for decoding steps, on CPUs without AMX tiles: the same entry points
+   and weight layout as tile_int4.c (engine/kernels/tile_int4.py packs the weight and calls either library;
+   engine/loading/native_build.py builds this file on the machine that runs it).
+
+y (rows, N) float32 = x (rows, kx) float32, followed by its products by a LoRA's down-projection (rank, kx)
+where one is given, then zeros up to K, times W (N, K)^T, W in groups of 32 along K:
+w = (q - 8) * scale + offset, so y = sum over groups of scale * (x . q) + (offset - 8 scale) * sum(x).
+
+Per block of 16 outputs, every group's codes are widened to float32 once (16 outputs a pair of vectors, per
+input column), and then every row reads them: the weight is read once for all rows, where torch's float16
+product on such a machine reads it once per row. Inputs stay float32 (the AMX kernel rounds them to
+bfloat16). A row's arithmetic (two chains of FMAs per 8 outputs, even and odd columns, summed in a fixed
+order) is the same whatever rows run beside it and however many threads run: an output's bits do not
+depend on the row count. */
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* The AMX kernel asks Linux for its tiles here; nothing to ask for AVX2. */
+int dc_tiles_init(void) { return 0; }
+
+/* Which kernel this library is: 1 AVX2 (0: tile_int4.c). */
+int dc_tiles_form(void) { return 1; }
+
+/* Group g's 256 bytes of codes (tile_int4.c's layout: in chunk c, byte 2j + e holds output j's column
+   4c + e in its low nibble and 4c + 2 + e in its high one) as q (32 columns x 16 outputs) float32. */
+static inline void widen_group(const uint8_t* codes, float* q) {
+    const __m256i low = _mm256_set1_epi16(0x000F);
+    for (int c = 0; c < 8; c++) {
+        const __m256i v = _mm256_loadu_si256((const __m256i*)(codes + 32 * c));
+        /* 16-bit lane j: output j's two columns of the chunk's low nibbles (bytes 2j, 2j + 1), and of the high */
+        const __m256i nibbles[2] = {_mm256_and_si256(v, _mm256_set1_epi16(0x0F0F)),
+                                    _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi16(0x0F0F))};
+        for (int h = 0; h < 2; h++)
+            for (int e = 0; e < 2; e++) {
+                const __m256i column = e ? _mm256_srli_epi16(nibbles[h], 8) : _mm256_and_si256(nibbles[h], low);
+                float* to = q + (4 * c + 2 * h + e) * 16;
+                _mm256_store_ps(to, _mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(column))));
+                _mm256_store_ps(to + 8, _mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(column, 1))));
+            }
+    }
+}
+
+/* 16 bfloat16 as float32. */
+static inline void widen_bf16(const uint16_t* p, float* to) {
+    for (int h = 0; h < 2; h++)
+        _mm256_store_ps(to + 8 * h, _mm256_castsi256_ps(_mm256_slli_epi32(
+                                        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)(p + 8 * h))), 16)));
+}
+
+/* The sum of 8 lanes, in order. */
+static inline float lanes_sum(__m256 v) {
+    float lanes[8], sum = 0.0f;
+    _mm256_storeu_ps(lanes, v);
+    for (int l = 0; l < 8; l++) sum += lanes[l];
+    return sum;
+}
+
+/* Row r's input: x's kx columns, then its products by the rank rows of `down` (float32 sums in 8 lanes,
+   then the lanes in order), then zeros up to K; and the sum of each group of 32 (in the same way). */
+static void inputs(const float* x, int64_t r, int64_t kx, int64_t stride, const float* down, int64_t rank,
+                   int64_t K, float* xe, float* sums) {
+    const float* row = x + r * stride;
+    float* out = xe + r * K;
+    const int64_t whole = kx / 8 * 8;
+    for (int64_t k = 0; k < whole; k += 8) _mm256_store_ps(out + k, _mm256_loadu_ps(row + k));
+    for (int64_t k = whole; k < K; k++) out[k] = k < kx ? row[k] : 0.0f;
+    for (int64_t j = 0; j < rank; j++) {
+        const float* d = down + j * kx;
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t k = 0; k < whole; k += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(row + k), _mm256_loadu_ps(d + k), acc);
+        float tail = 0.0f;
+        for (int64_t k = whole; k < kx; k++) tail = fmaf(row[k], d[k], tail);
+        out[kx + j] = lanes_sum(acc) + tail;
+    }
+    for (int64_t g = 0; g < K / 32; g++) {
+        const float* v = out + 32 * g;
+        sums[r * (K / 32) + g] = lanes_sum(_mm256_add_ps(_mm256_add_ps(_mm256_load_ps(v), _mm256_load_ps(v + 8)),
+                                                         _mm256_add_ps(_mm256_load_ps(v + 16), _mm256_load_ps(v + 24))));
+    }
+}
+
+/* Rows r0.. (m of them) times one block of 16 outputs whose groups are widened in q (G x 32 x 16) with
+   scales and shifts (offset - 8 scale) per group: y[r][16 b..] for each row. */
+static inline __attribute__((always_inline)) void block_rows(const int m, const float* xe, const float* sums,
+                                                             int64_t r0, int64_t K, const float* q,
+                                                             const float* scales, const float* shifts, float* y,
+                                                             int64_t N, int64_t b) {
+    const int64_t G = K / 32;
+    __m256 acc[2][2];
+    for (int i = 0; i < m; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int64_t g = 0; g < G; g++) {
+        const float* qg = q + g * 32 * 16;
+        __m256 t[2][4];
+        for (int i = 0; i < m; i++)
+            for (int u = 0; u < 4; u++) t[i][u] = _mm256_setzero_ps();
+        for (int k = 0; k < 32; k += 2) {
+            const __m256 e0 = _mm256_load_ps(qg + k * 16), e1 = _mm256_load_ps(qg + k * 16 + 8);
+            const __m256 o0 = _mm256_load_ps(qg + k * 16 + 16), o1 = _mm256_load_ps(qg + k * 16 + 24);
+            for (int i = 0; i < m; i++) {
+                const float* row = xe + (r0 + i) * K + 32 * g + k;
+                const __m256 even = _mm256_broadcast_ss(row), odd = _mm256_broadcast_ss(row + 1);
+                t[i][0] = _mm256_fmadd_ps(even, e0, t[i][0]);
+                t[i][1] = _mm256_fmadd_ps(even, e1, t[i][1]);
+                t[i][2] = _mm256_fmadd_ps(odd, o0, t[i][2]);
+                t[i][3] = _mm256_fmadd_ps(odd, o1, t[i][3]);
+            }
+        }
+        for (int h = 0; h < 2; h++) {
+            const __m256 scale = _mm256_load_ps(scales + g * 16 + 8 * h), shift = _mm256_load_ps(shifts + g * 16 + 8 * h);
+            for (int i = 0; i < m; i++) {
+                acc[i][h] = _mm256_fmadd_ps(_mm256_add_ps(t[i][h], t[i][h + 2]), scale, acc[i][h]);
+                acc[i][h] = _mm256_fmadd_ps(_mm256_set1_ps(sums[(r0 + i) * G + g]), shift, acc[i][h]);
+            }
+        }
+    }
+    for (int i = 0; i < m; i++)
+        for (int h = 0; h < 2; h++) _mm256_storeu_ps(y + (r0 + i) * N + 16 * b + 8 * h, acc[i][h]);
+}
+
+static __thread float* widened;
+static __thread size_t widened_size;
+
+/* y = [x, x down^T] W^T as above (down: NULL where rank is 0; kx + rank <= K); x's rows `stride` floats
+   apart, y contiguous. Returns 0, or -1 where memory ran out. */
+int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const float* down, int64_t rank,
+                const uint8_t* weights, float* y, int64_t N, int64_t K, int threads) {
+    const int64_t G = K / 32, blocks = N / 16;
+    float* xe = aligned_alloc(32, (size_t)(rows * K * 4 + 32));
+    float* sums = malloc((size_t)(rows * G * 4 + 4));
+    if (xe == NULL || sums == NULL) { free(xe); free(sums); return -1; }
+    int failed = 0;
+    #pragma omp parallel num_threads(threads) reduction(| : failed)
+    {
+        #pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows; r++) inputs(x, r, kx, stride, down, rank, K, xe, sums);
+        const size_t need = (size_t)(G * (32 * 16 + 32));
+        if (need > widened_size) {
+            free(widened);
+            widened = aligned_alloc(32, need * 4);
+            widened_size = widened ? need : 0;
+        }
+        float* q = widened;
+        #pragma omp for schedule(static)
+        for (int64_t b = 0; b < blocks; b++) {
+            if (q == NULL) { failed = 1; continue; }
+            float* scales = q + G * 32 * 16;
+            float* shifts = scales + G * 16;
+            for (int64_t g = 0; g < G; g++) {
+                const uint8_t* w = weights + (b * G + g) * 320;
+                widen_group(w, q + g * 32 * 16);
+                widen_bf16((const uint16_t*)(w + 256), scales + g * 16);
+                widen_bf16((const uint16_t*)(w + 256) + 16, shifts + g * 16);
+                for (int o = 0; o < 16; o++) shifts[g * 16 + o] -= 8.0f * scales[g * 16 + o];
+            }
+            for (int64_t r0 = 0; r0 < rows; r0 += 2) {
+                if (rows - r0 >= 2) block_rows(2, xe, sums, r0, K, q, scales, shifts, y, N, b);
+                else block_rows(1, xe, sums, r0, K, q, scales, shifts, y, N, b);
+            }
+        }
+    }
+    free(xe);
+    free(sums);
+    return failed ? -1 : 0;
+}
