@@ -178,13 +178,18 @@ def attention_forms() -> list[NativeKernel]:
     return [kernel for kernel in (ROW_ATTENTION_TILES, ROW_ATTENTION, ROW_ATTENTION_AVX2) if kernel.wanted()]
 
 
-def attention_library() -> ctypes.CDLL | None:
-    """The decoding attention this machine runs (`attention_forms`' first that builds and passes its checks)."""
-    for kernel in attention_forms():
+def first_built(kernels: list[NativeKernel]) -> ctypes.CDLL | None:
+    """The library of the first of `kernels` (a work's forms, best first) that builds and passes its checks."""
+    for kernel in kernels:
         lib = kernel.library()
         if lib is not None:
             return lib
     return None
+
+
+def attention_library() -> ctypes.CDLL | None:
+    """The decoding attention this machine runs; None: torch's products."""
+    return first_built(attention_forms())
 
 
 def int4_forms() -> list[NativeKernel]:
@@ -196,13 +201,8 @@ def int4_forms() -> list[NativeKernel]:
 
 
 def int4_library() -> ctypes.CDLL | None:
-    """The int4 kernel this machine runs (`int4_forms`' first that builds and passes its checks); None:
-    torch's int4 kernel."""
-    for kernel in int4_forms():
-        lib = kernel.library()
-        if lib is not None:
-            return lib
-    return None
+    """The int4 kernel this machine runs; None: torch's int4 kernel."""
+    return first_built(int4_forms())
 
 
 def int4_offered() -> bool:
