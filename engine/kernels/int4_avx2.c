@@ -119,9 +119,6 @@ static inline __attribute__((always_inline)) void block_rows(const int m, const 
         for (int h = 0; h < 2; h++) _mm256_storeu_ps(y + (r0 + i) * N + 16 * b + 8 * h, acc[i][h]);
 }
 
-static __thread float* widened;
-static __thread size_t widened_size;
-
 /* y = [x, x down^T] W^T as above (down: NULL where rank is 0; kx + rank <= K); x's rows `stride` floats
    apart, y contiguous. Returns 0, or -1 where memory ran out. */
 int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const float* down, int64_t rank,
@@ -135,13 +132,7 @@ int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const 
     {
         #pragma omp for schedule(static)
         for (int64_t r = 0; r < rows; r++) inputs(x, r, kx, stride, down, rank, K, xe, sums);
-        const size_t need = (size_t)(G * (32 * 16 + 32));
-        if (need > widened_size) {
-            free(widened);
-            widened = aligned_alloc(32, need * 4);
-            widened_size = widened ? need : 0;
-        }
-        float* q = widened;
+        float* q = aligned_alloc(32, (size_t)(G * (32 * 16 + 32)) * 4); /* this thread's widened groups */
         #pragma omp for schedule(static)
         for (int64_t b = 0; b < blocks; b++) {
             if (q == NULL) { failed = 1; continue; }
@@ -159,6 +150,7 @@ int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const 
                 else block_rows(1, xe, sums, r0, K, q, scales, shifts, y, N, b);
             }
         }
+        free(q);
     }
     free(xe);
     free(sums);

@@ -46,10 +46,13 @@ static inline int64_t dim_at(int64_t i);                                     /* 
 static void thread_start(void);
 static void thread_end(void);
 
+/* Each thread's buffer for its chunks, grown as a call's chunks need and freed when the call ends: kept
+   between calls, a thread's buffer outlived its thread (a server's request threads each get OpenMP
+   workers), and a server's memory grew by hundreds of MB under the HTTP fuzzer. */
 static __thread float* scratch;
 static __thread size_t scratch_size;
 
-/* This thread's buffer of at least `floats` floats (kept between calls), or NULL. */
+/* This thread's buffer of at least `floats` floats, or NULL. */
 static float* scratch_for(size_t floats) {
     if (floats > scratch_size) {
         free(scratch);
@@ -88,9 +91,6 @@ static void merge(const call* c, int64_t b, int64_t g, int64_t row) {
     for (int64_t i = 0; i < c->D; i++) o[dim_at(i)] = sums[i] * inv;
 }
 
-static __thread float* parts;
-static __thread size_t parts_size;
-
 /* Which form this library runs: 0 AVX-512 vectors, 1 AMX tiles, 2 AVX2. */
 int dc_row_attention_form(void) { return FORM; }
 
@@ -100,13 +100,8 @@ int dc_row_attention(const uint16_t* q, int64_t qsb, int64_t qsh, int64_t qsr, c
                      int64_t msh, int64_t msr, float* out, int64_t B, int64_t H, int64_t Hkv, int64_t R, int64_t S,
                      int64_t D, float scale, int threads) {
     const int64_t chunks = (S + CHUNK - 1) / CHUNK, rows = H / Hkv * R;
-    const size_t need = (size_t)(B * Hkv * chunks * rows * (D + 2));
-    if (need > parts_size) {
-        free(parts);
-        parts = malloc(need * sizeof(float));
-        parts_size = parts ? need : 0;
-        if (!parts) return -1;
-    }
+    float* parts = malloc((size_t)(B * Hkv * chunks * rows * (D + 2)) * sizeof(float));
+    if (!parts) return -1;
     const call c = {q, k, v, mask, out, qsb, qsh, qsr, ksb, ksh, vsb, vsh, msb, msh, msr, H, Hkv, R, S, D, chunks,
                     scale, parts};
     const int64_t units = B * Hkv * chunks, merges = B * Hkv * rows;
@@ -117,8 +112,12 @@ int dc_row_attention(const uint16_t* q, int64_t qsb, int64_t qsh, int64_t qsr, c
 #pragma omp for schedule(static)
         for (int64_t u = 0; u < units; u++) failed |= attend_chunk(&c, u / (Hkv * chunks), u / chunks % Hkv, u % chunks) != 0;
         thread_end();
+        free(scratch);
+        scratch = NULL;
+        scratch_size = 0;
 #pragma omp for schedule(static)
         for (int64_t u = 0; u < merges; u++) merge(&c, u / (Hkv * rows), u / rows % Hkv, u % rows);
     }
+    free(parts);
     return failed ? -1 : 0;
 }
