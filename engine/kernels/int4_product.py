@@ -35,8 +35,9 @@ def supported() -> bool:
 
 
 def enabled() -> bool:
-    """Whether loads offer the kernel to the calibration, which races it against its other choices inside
-    whole decoding forwards: where torch runs AVX-512 kernels (on an AVX2 machine it ran 4-30x slower than
+    """Whether torch's kernel is worth offering to the calibration (`engine.loading.native_build.int4_offered`
+    also offers dcomplete's own builds), which races it against its other choices inside whole decoding
+    forwards: where torch runs AVX-512 kernels (on an AVX2 machine it ran 4-30x slower than
     float32), unless `DCOMPLETE_INT4=off`. Steps of several rows cost more on it than on the packed bfloat16
     copy, so the sampler drafts less, but it writes more tokens a second and shortens the long pauses: on
     the Zen 4 EPYC 36-42 against 31-35 tokens/s (`bench.speed`) and paused completions' p95 833-855 against
@@ -97,8 +98,8 @@ FourBit: TypeAlias = Int4Product | TileInt4Product  # what the `int4` kernel of 
 
 
 def restored(tensors: dict[str, torch.Tensor], tiles: ctypes.CDLL | None) -> FourBit | None:
-    """The 4-bit product `tensors()` gave (without the "int4." prefix), on `tiles` (the built AMX kernel)
-    for its own layout; None when the tensors are of a kind this process cannot run."""
+    """The 4-bit product `tensors()` gave (without the "int4." prefix), on `tiles` (dcomplete's built int4
+    kernel) for its own layout; None when the tensors are of a kind this process cannot run."""
     if "tiles" in tensors:
         return None if tiles is None else TileInt4Product(tensors["tiles"], tiles)
     if "codes" in tensors:
@@ -117,7 +118,7 @@ def from_blocks(parts: Sequence[Blocks], extra: torch.Tensor | None = None,
                 tiles: ctypes.CDLL | None = None) -> FourBit:
     """The product by the stacked `parts` (Q4_0 or Q4_1 blocks of one kind, as `fits`), followed by the
     input columns `extra` (N, E) when given, quantized here to 4 bits in groups of 32 (`quantize_columns`);
-    on `tiles` (the built AMX kernel, `engine.loading.native_build.TILE_INT4.library`) when given."""
+    on `tiles` (dcomplete's built int4 kernel, `engine.loading.native_build.int4_library`) when given."""
     scale_parts, offset_parts, code_parts = [], [], []
     for part in parts:
         scale, low, codes = fields(part)  # (N, kb), (N, kb) or None, (N, kb, 32)
