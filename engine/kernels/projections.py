@@ -201,9 +201,9 @@ class FusedProjections:
         float16 where that holds its values exactly (an adapter saved in float16), half the bytes a step
         reads for the same bits."""
         if self._down is None or self._down[0] is not self._full:
-            down = self._full[self.width :].contiguous()
-            half = down.half()
-            self._down = (self._full, down, half if torch.equal(half.float(), down) else None)
+            full = self._full[self.width :].contiguous()
+            half = full.half()
+            self._down = (self._full, full, half if torch.equal(half.float(), full) else None)
         _, down, half = self._down
         return half if half is not None and self.int4 is not None and torch.float16 in self.int4.down_dtypes else down
 
