@@ -202,8 +202,8 @@ class FusedProjections:
         reads for the same bits."""
         if self._down is None or self._down[0] is not self._full:
             full = self._full[self.width :].contiguous()
-            half = full.half()
-            self._down = (self._full, full, half if torch.equal(half.float(), full) else None)
+            rounded = full.half()
+            self._down = (self._full, full, rounded if torch.equal(rounded.float(), full) else None)
         _, down, half = self._down
         return half if half is not None and self.int4 is not None and torch.float16 in self.int4.down_dtypes else down
 
