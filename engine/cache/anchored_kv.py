@@ -7,6 +7,11 @@ copies of `models.anchored.RightView` (keys of the fixed text after each gap, re
 it). The copies depend on the layout and on the canvas keys they copy, never on what a gap writes, so they
 are rewritten only when the layout changes or those keys are recomputed (`copies_of` names the view
 they were made for), not on every step.
+
+`text_logits` keeps, per row, the logits of fixed-text rows that a step read (the row before a gap: logits
+are shifted, so a gap's first token comes from it) by canvas position. A row's logits depend on what its
+K/V depend on, so they hold while its K/V do: a request whose text before a gap is cached (the same canvas
+asked again, the cursor back where it was) reads them instead of running that row through the model again.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ class AnchoredKV:
                                torch.zeros(shape, dtype=dtype, device=device)) for _ in range(n_layers)]
         self.ids = torch.full((rows, width), -1, dtype=torch.long, device=device)
         self.copies_of: object = None
+        self.text_logits: list[dict[int, torch.Tensor]] = [{} for _ in range(rows)]
 
     def _resize(self, width: int, extra: int, rows: torch.Tensor | None = None, add: int = 0) -> None:
         """Every layer at `width` canvas positions (cropped or padded) and `extra` copy slots, keeping only
@@ -39,6 +45,8 @@ class AnchoredKV:
                 new[: old.shape[0], :, :keep] = old[:, :, :keep]
                 setattr(layer, name, new)
         ids = self.ids if rows is None else self.ids[rows]
+        kept = self.text_logits if rows is None else [self.text_logits[int(r)] for r in rows]
+        self.text_logits = [{p: v for p, v in row.items() if p < keep} for row in kept] + [{} for _ in range(add)]
         self.ids = torch.full((ids.shape[0] + add, width), -1, dtype=torch.long, device=ids.device)
         self.ids[: ids.shape[0], :keep] = ids[:, :keep]
         self.width, self.extra, self.copies_of = width, extra, None
@@ -80,6 +88,8 @@ class AnchoredKV:
                 t[b, :, at + n : self.width] = t[b, :, at : self.width - n].clone()
         self.ids[b, at + n :] = self.ids[b, at : self.width - n].clone()
         self.ids[b, at : at + n] = -1
+        self.text_logits[b] = {p + (n if p >= at else 0): v for p, v in self.text_logits[b].items()
+                               if p + (n if p >= at else 0) < self.width}
         self.copies_of = None
 
     def trimmed(self, b: int, length: int) -> list[LayerKV]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -29,10 +29,12 @@ class DocKV:
     layers: list[LayerKV]  # (1, H_kv, len(ids), D) each
     spans: list[tuple[int, int]] | None = None  # the canvas's spans, for families whose cache follows them
     block: int | None = None  # the block size the K/V were computed with (block-diffusion families)
+    text_logits: dict[int, torch.Tensor] = field(default_factory=dict)  # logits of text rows a step read, by position
 
     @property
     def nbytes(self) -> int:
-        return sum(t.numel() * t.element_size() for layer in self.layers for t in (layer.k, layer.v))
+        return (sum(t.numel() * t.element_size() for layer in self.layers for t in (layer.k, layer.v))
+                + sum(t.numel() * t.element_size() for t in self.text_logits.values()))
 
 
 DEFAULT_BUDGET_BYTES = 256 * 1024 * 1024

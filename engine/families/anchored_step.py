@@ -7,7 +7,9 @@ they are read. So a step runs as queries only
 - positions whose cached K/V are missing or out of date: all fixed text on the first step (the prefill),
   and each token committed last step, in spans that are still open;
 - the rows whose logits are read: the row before each candidate mask (logits are shifted), i.e. the last
-  committed token of each open span and the candidate masks but the last.
+  committed token of each open span and the candidate masks but the last; a text row's logits, once read,
+  are kept with its K/V (`AnchoredKV.text_logits`, and across requests in `DocKV`), so a cached text row
+  never runs again for them.
 Masks past the lookahead window are never computed (no row reads them). `cache="none"` runs every position
 of the canvas every step instead: the same tokens, slower (tests' oracle, bench.speed's naive baseline).
 
@@ -113,6 +115,8 @@ class AnchoredPredictor:
                 own.k[b, :, ns : ns + same] = k[0]
                 own.v[b, :, ns : ns + same] = cached.v[0, :, os_ : os_ + same]
             self.kv.ids[b, ns : ns + same] = torch.tensor(new_ids[ns : ns + same], device=self.kv.ids.device)
+            if i == 0:  # the text before the first gap stays in place: its rows' logits hold where its K/V do
+                self.kv.text_logits[b].update({p: t for p, t in old.text_logits.items() if p < same})
 
     def grew(self, batch: CanvasBatch, b: int, span: int, n: int) -> None:
         """n masks were inserted at the end of span `span` of row b: move the cached slots after them, and
@@ -132,6 +136,7 @@ class AnchoredPredictor:
         gap = (segments % 2 == 1) & (segments >= 0)
         rows_m, pos_m = candidates.nonzero(as_tuple=True)
         held: torch.Tensor | None = None
+        known = torch.zeros_like(rows_m, dtype=torch.bool)
         if self.params.cache == "none":
             need = batch.real & batch.masked.any(-1, keepdim=True)  # every position of every open row
         else:
@@ -139,23 +144,49 @@ class AnchoredPredictor:
             open_gap = gap & self._open_spans(batch)
             need = batch.real & ~masked & (self.kv.ids != batch.x) & (~gap | open_gap)
             cached = ~need & (self.kv.ids == batch.x)
-            need[rows_m, pos_m - 1] = True
+            known = self._known_logits(rows_m, pos_m - 1, cached)
+            need[rows_m[~known], pos_m[~known] - 1] = True
             held = need & cached
         if batch.live is not None:
             need &= batch.live[:, None]  # a row that left the batch is not computed
         kept = self._hold(held, view)
         out: torch.Tensor | None = None
         for group in by_width(need):
-            pick = torch.isin(rows_m, group)
+            pick = torch.isin(rows_m, group) & ~known
             logits = self._forward(batch, group, need, rows_m[pick], pos_m[pick], positions, segments, gap, view,
                                    key)
             if out is None:
                 out = logits.new_empty((rows_m.numel(), logits.shape[-1]))
             out[pick] = logits
-        assert out is not None
+            self.kv.copies_of = key
         kept()
-        self.kv.copies_of = key
+        out = self._text_logits(out, rows_m, pos_m - 1, known, segments)
         return out, need.sum(-1).cpu()
+
+    def _known_logits(self, rows: torch.Tensor, before: torch.Tensor, cached: torch.Tensor) -> torch.Tensor:
+        """(M,): the candidates whose logits a cached text row already gave (`AnchoredKV.text_logits`)."""
+        known = torch.zeros(rows.shape, dtype=torch.bool)
+        if not any(self.kv.text_logits):
+            return known
+        for i, (b, p) in enumerate(zip(rows.tolist(), before.tolist())):
+            known[i] = p in self.kv.text_logits[b] and bool(cached[b, p])
+        return known.to(rows.device)
+
+    def _text_logits(self, out: torch.Tensor | None, rows: torch.Tensor, before: torch.Tensor, known: torch.Tensor,
+                     segments: torch.Tensor) -> torch.Tensor:
+        """`out` with the `known` candidates' logits read from the cache, and the logits of every text row
+        this step ran for a candidate kept there."""
+        if bool(known.any()):
+            saved = torch.stack([self.kv.text_logits[b][p] for b, p in zip(rows[known].tolist(), before[known].tolist())])
+            if out is None:
+                out = saved.new_empty((rows.numel(), saved.shape[-1]))
+            out[known] = saved
+        assert out is not None
+        text = (segments[rows, before] % 2 == 0) & ~known
+        if bool(text.any()):
+            for i in text.nonzero().flatten().tolist():
+                self.kv.text_logits[int(rows[i])][int(before[i])] = out[i].clone()
+        return out
 
     def _hold(self, held: torch.Tensor | None, view: RightView) -> Callable[[], None]:
         """Keep the cached K/V of the positions `held` (rows run again only for their logits: the row
@@ -229,7 +260,8 @@ class AnchoredPredictor:
     def keep(self, batch: CanvasBatch, b: int) -> DocKV | None:
         length = batch.lengths[b]
         return DocKV(self.kv.ids[b, :length].tolist(), self.kv.trimmed(b, length),
-                     [(s[0], s[1]) for s in batch.rows[b].spans])
+                     [(s[0], s[1]) for s in batch.rows[b].spans],
+                     text_logits={p: t for p, t in self.kv.text_logits[b].items() if p < length})
 
 
 def _copied(view: RightView, shape: torch.Size) -> torch.Tensor:
@@ -253,7 +285,8 @@ def by_width(need: torch.Tensor) -> list[torch.Tensor]:
     narrow = ((counts > 0) & (counts <= SPLIT)).nonzero().flatten()
     if wide.numel() and narrow.numel():
         return [wide, narrow]
-    return [(counts > 0).nonzero().flatten()]
+    rows = (counts > 0).nonzero().flatten()
+    return [rows] if rows.numel() else []  # none: every logit a step reads is known
 
 
 def _fixed_segments(ids: list[int], spans: Iterable[Sequence[int]]) -> list[tuple[int, int]]:

@@ -84,7 +84,11 @@ def rotated_by(k: torch.Tensor, shift: torch.Tensor, rotary_dim: int, theta: flo
     """Keys `k` (B, H, T, D) as if computed `shift` (B or 1, T) positions further on, in k's dtype: rotated
     in float32, so that keys kept in bfloat16 (`engine.cache.kv_dtype`) are rounded once, not at each step
     of the rotation."""
-    cos, sin = rotary_tables(shift, rotary_dim, theta, torch.float32)
+    return rotated_with(k, *rotary_tables(shift, rotary_dim, theta, torch.float32))
+
+
+def rotated_with(k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """`rotated_by` with its float32 tables made once (`rotary_tables`), for shifts every layer shares."""
     return apply_rotary(k.float(), cos, sin).to(k.dtype)
 
 

@@ -276,6 +276,7 @@ def test_a_row_run_again_for_its_logits_keeps_its_cached_keys(anchored):
             layer.k[0, :, gap - 1] = 7.0
             layer.v[0, :, gap - 1] = -7.0
             marked.append(layer.k[0, :, gap - 1].clone())
+        predictor.kv.text_logits[0].clear()  # else the row's logits are read from the cache, not run again
         logits, ran = predictor.predict(batch, batch.leading_masks(3), no_change)
     assert int(ran[0]) >= 1 and logits.shape[0] == 3  # the row before the gap ran, with the mask rows
     assert all(torch.equal(layer.k[0, :, gap - 1], m) and bool((layer.v[0, :, gap - 1] == -7.0).all())
@@ -312,3 +313,41 @@ def test_a_replaced_draft_makes_the_keys_after_it_stale_even_where_the_same_toke
     for a, b in zip(drafted.kv.layers, direct.kv.layers):
         assert torch.equal(a.k[0, :, gap : gap + 2], b.k[0, :, gap : gap + 2])
         assert torch.equal(a.v[0, :, gap : gap + 2], b.v[0, :, gap : gap + 2])
+
+
+def test_a_cached_text_row_gives_its_logits_without_running_again(anchored):
+    """A gap's first token comes from the logits of the text row before it. Once a step has read them they
+    are kept with the row's K/V: a step that needs them again (the same canvas asked again, the cursor back
+    where it was) runs no row for them and reads the same logits."""
+    from engine.denoise.canvas_batch import CanvasBatch
+    from engine.families.anchored_step import AnchoredPredictor
+
+    sp, tok = anchored.special, anchored.tokenizer
+    canvas = [sp.bos_id] + tok.encode("def add(a, b):\n    return") + [sp.mask_id] * 6 + tok.encode("\n\nx = 1\n")
+    gap = canvas.index(sp.mask_id)
+    batch = CanvasBatch.build([canvas], [0], sp.mask_id, sp.pad_id, anchored.loaded.device)
+    predictor = AnchoredPredictor(anchored.loaded, batch, DenoiseParams(cache="fixed"))
+    no_change = torch.zeros_like(batch.masked)
+    with torch.inference_mode():
+        first, _ = predictor.predict(batch, batch.leading_masks(1), no_change)  # the prefill
+        assert set(predictor.kv.text_logits[0]) == {gap - 1}
+        again, ran = predictor.predict(batch, batch.leading_masks(1), no_change)
+    assert int(ran[0]) == 0 and torch.equal(again, first)
+
+
+def test_a_document_asked_again_reads_the_kept_logits_and_writes_what_a_cold_request_writes(anchored):
+    """The document cache carries the text rows' logits with their K/V: the same canvas asked again runs no
+    text row at all, and an edit before the gap runs the edited rows again (their logits are not kept)."""
+    sp, tok = anchored.special, anchored.tokenizer
+    suffix = tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id]
+    first = [sp.bos_id] + tok.encode("def area(w, h):\n    return") + [sp.mask_id] * 6 + suffix
+    edited = [sp.bos_id] + tok.encode("def area(w, h):\n    return w") + [sp.mask_id] * 6 + suffix
+    params = DenoiseParams(threshold=0.3)
+    cold = anchored.infill([InfillRequest(first)], params)[0]
+    anchored.infill([InfillRequest(first, doc_id="again")], params)
+    again = anchored.infill([InfillRequest(first, doc_id="again")], params)[0]
+    assert again.canvas == cold.canvas
+    text = len(first) - 6
+    assert again.stats.positions == cold.stats.positions - text  # the gap rows alone: no text row ran
+    typed = anchored.infill([InfillRequest(edited, doc_id="again")], params)[0]
+    assert typed.canvas == anchored.infill([InfillRequest(edited)], params)[0].canvas
