@@ -6,7 +6,8 @@ Proposals work on the logits of the masked positions only, (M, V), never on the 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterator
 
 import torch
 
@@ -237,16 +238,19 @@ def lookup_draft(ids: list[int], span_start: int, upto: int, limit: int, mask_id
     """Draft tokens copied from elsewhere in the canvas (prompt-lookup decoding): the tokens that followed
     the latest earlier occurrence of the span's last few written tokens (those in ids[span_start:upto],
     preceded by the text before the span), at most `limit` of them, never a mask. Code repeats names
-    and patterns from its prefix and suffix; verification keeps only what the model would write anyway."""
+    and patterns from its prefix and suffix; verification keeps only what the model would write anyway.
+    The search runs on the ids as bytes (`bytes.rfind`): a Python scan cost 0.3 ms a step."""
     written = ids[max(0, span_start - longest) : upto]
+    hay: bytes | None = None
     for n in range(min(longest, len(written)), shortest - 1, -1):
         tail = written[-n:]
         if mask_id in tail:
             continue
-        for i in range(len(ids) - n - 1, -1, -1):
-            if i + n >= span_start and i < upto:
-                continue  # the tail itself (and anything inside the span)
-            if ids[i : i + n] == tail:
+        hay = hay or array("i", ids).tobytes()
+        # match starts i from the last one with a token after it down to 0, skipping the tail itself and
+        # anything inside the span (i + n >= span_start and i < upto): after the span first, then before it
+        for lo, hi in ((upto, len(ids) - n - 1), (0, min(span_start - n - 1, len(ids) - n - 1))):
+            for i in _matches(hay, array("i", tail).tobytes(), lo, hi):
                 follow = []
                 for t in ids[i + n : i + n + limit]:
                     if t == mask_id:
@@ -255,6 +259,17 @@ def lookup_draft(ids: list[int], span_start: int, upto: int, limit: int, mask_id
                 if follow:
                     return follow
     return []
+
+
+def _matches(hay: bytes, needle: bytes, lo: int, hi: int) -> Iterator[int]:
+    """The element offsets i in [lo, hi], last first, where `needle` (4-byte elements) occurs in `hay`."""
+    if hi < lo:
+        return
+    end = hi * 4 + len(needle)
+    while (at := hay.rfind(needle, lo * 4, end)) >= 0:
+        if at % 4 == 0:
+            yield at // 4
+        end = at + len(needle) - 1  # only matches starting before this one
 
 
 def end_run(

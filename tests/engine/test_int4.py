@@ -117,7 +117,7 @@ def test_a_lora_saved_in_float16_is_read_in_float16_for_the_same_bits(tiles):
         down = product._int4_down()
         assert down.dtype == (torch.float32 if tiles is None else torch.float16)
         assert torch.equal(down.float(), product._full[product.width :])
-        product._down = (product._full, down.float(), None)
+        product._down = (product._full, product.int4, down.float())
         assert torch.equal(decoding_call(product, y), as_float32)
 
 
