@@ -48,13 +48,14 @@ class LoopRows:
         self.initial, self.row_steps, self.row_step = (t[picked] for t in (self.initial, self.row_steps, self.row_step))
 
     def counted(self, active: torch.Tensor, positions: torch.Tensor, seconds: float = 0.0) -> None:
-        """A step of `seconds` ran: one forward for each `active` row (B,), and `positions` (B,) canvas
-        positions; a row's first step is its prompt's evaluation."""
+        """A step of `seconds` ran over the `active` rows (B,), `positions` (B,) canvas positions of each:
+        a forward for each row that ran any (a step whose logits were all kept runs none); a row's first
+        step is its prompt's evaluation."""
         for b, stat in enumerate(self.stats):
             if not int(active[b]):
                 continue
-            if not stat.forward_passes:
+            if not stat.forward_passes and not stat.step_seconds:
                 stat.prompt_positions, stat.prompt_seconds = int(positions[b]), seconds
-            stat.forward_passes += 1
+            stat.forward_passes += int(positions[b]) > 0
             stat.positions += int(positions[b])
             stat.step_seconds += seconds
