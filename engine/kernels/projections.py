@@ -109,8 +109,7 @@ class FusedProjections:
         self.merged: dict[Kernel, LowWeight] = {}  # the same with the LoRA added in, when there is one
         self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
         self.int4: FourBit | None = None  # the same 4-bit blocks for the int4 kernel (torch's, or on AMX tiles)
-        # (`_full`, `int4`, then the down-projection `_int4_down()` gives for them)
-        self._down: tuple[torch.Tensor, FourBit | None, torch.Tensor] | None = None
+        self._down: tuple[torch.Tensor, torch.Tensor] | None = None  # (`_full`, then `_int4_down()` of it)
         self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
         self.scale = 1.0
         self.compiled: Callable[[torch.Tensor], torch.Tensor] | None = None  # x (1, rows, K) -> (1, rows, width)
@@ -197,15 +196,10 @@ class FusedProjections:
 
     def _int4_down(self) -> torch.Tensor:
         """The LoRA's down-projection (contiguous), whose products by a row an `int4` product whose weight
-        holds the up-projection takes as extra input columns (`engine.loading.quantize.attach_int4`): in
-        float16 where that holds its values exactly (an adapter saved in float16), half the bytes a step
-        reads for the same bits."""
-        if self._down is None or self._down[0] is not self._full or self._down[1] is not self.int4:
-            down = self._full[self.width :].contiguous()
-            half = down.half()
-            reads_half = self.int4 is not None and torch.float16 in self.int4.down_dtypes
-            self._down = (self._full, self.int4, half if reads_half and torch.equal(half.float(), down) else down)
-        return self._down[2]
+        holds the up-projection takes as extra input columns (`engine.loading.quantize.attach_int4`)."""
+        if self._down is None or self._down[0] is not self._full:
+            self._down = (self._full, self._full[self.width :].contiguous())
+        return self._down[1]
 
     def _kernel(self, x: torch.Tensor, mixed: bool = False, decoding: bool = False) -> Kernel:
         """The kernel for x's rows: a decoding step (`decoding`: every row a gap row) keeps the table's

@@ -53,42 +53,29 @@ static inline void unpack_group(const uint8_t* codes, uint32_t (*tile)[16]) {
 
 static inline __mmask16 first(int64_t n) { return (__mmask16)(n <= 0 ? 0 : n >= 16 ? 0xFFFF : (1u << n) - 1); }
 
-#define DOWN_CHUNK 8  /* outputs of a LoRA's down-projection per task: a rank of 16 splits over two threads */
-
-/* Row r's input, x's kx columns then zeros up to K, as bfloat16 (rounded to nearest even). */
-static void widen_row(const float* x, int64_t r, int64_t kx, int64_t stride, int64_t K, uint16_t* xb) {
+/* Row r's input: x's kx columns, then its products by the rank rows of `down` (a LoRA's down-projection,
+   rank x kx; float32 sums in a fixed order), then zeros up to K, as bfloat16 (rounded to nearest even);
+   and the sum of each group of 32 of them. */
+static void inputs(const float* x, int64_t r, int64_t kx, int64_t stride, const float* down, int64_t rank,
+                   int64_t K, uint16_t* xb, float* sums) {
     const float* row = x + r * stride;
     uint16_t* out = xb + r * K;
     for (int64_t k0 = 0; k0 < K; k0 += 16) {
         __m512 f = _mm512_maskz_loadu_ps(first(kx - k0), row + k0);
         _mm256_storeu_si256((__m256i*)(out + k0), (__m256i)_mm512_cvtneps_pbh(f));
     }
-}
-
-/* Row r's products by rows j0..j0 + DOWN_CHUNK of `down` (a LoRA's down-projection, rank x kx, float32 or,
-   with `half`, float16: the same float32 values where the adapter was saved in float16, half the bytes to
-   read), each summed in a fixed order, as bfloat16 input columns kx + j. */
-static void down_chunk(const float* x, int64_t r, int64_t kx, int64_t stride, const void* down, int half,
-                       int64_t rank, int64_t j0, int64_t K, uint16_t* xb) {
-    const float* row = x + r * stride;
-    __attribute__((aligned(64))) float dots[16] = {0};
-    for (int64_t j = j0; j < rank && j < j0 + DOWN_CHUNK; j++) {
-        __m512 acc = _mm512_setzero_ps();
-        for (int64_t k0 = 0; k0 < kx; k0 += 16) {
-            __mmask16 m = first(kx - k0);
-            __m512 d = half ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t*)down + j * kx + k0))
-                            : _mm512_maskz_loadu_ps(m, (const float*)down + j * kx + k0);
-            acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + k0), d, acc);
+    for (int64_t j0 = 0; j0 < rank; j0 += 16) {
+        __attribute__((aligned(64))) float dots[16] = {0};
+        for (int64_t j = j0; j < rank && j < j0 + 16; j++) {
+            __m512 acc = _mm512_setzero_ps();
+            for (int64_t k0 = 0; k0 < kx; k0 += 16) {
+                __mmask16 m = first(kx - k0);
+                acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + k0), _mm512_maskz_loadu_ps(m, down + j * kx + k0), acc);
+            }
+            dots[j - j0] = _mm512_reduce_add_ps(acc);
         }
-        dots[j - j0] = _mm512_reduce_add_ps(acc);
+        _mm256_mask_storeu_epi16(out + kx + j0, first(rank - j0), (__m256i)_mm512_cvtneps_pbh(_mm512_load_ps(dots)));
     }
-    _mm256_mask_storeu_epi16(xb + r * K + kx + j0, first(rank - j0 < DOWN_CHUNK ? rank - j0 : DOWN_CHUNK),
-                             (__m256i)_mm512_cvtneps_pbh(_mm512_load_ps(dots)));
-}
-
-/* The sum of each group of 32 of row r's bfloat16 inputs. */
-static void group_sums(int64_t r, int64_t K, const uint16_t* xb, float* sums) {
-    const uint16_t* out = xb + r * K;
     for (int64_t g = 0; g < K / 32; g++)
         sums[r * (K / 32) + g] = _mm512_reduce_add_ps(_mm512_add_ps(bf16_to_f32(out + 32 * g), bf16_to_f32(out + 32 * g + 16)));
 }
@@ -132,10 +119,10 @@ static inline __attribute__((always_inline)) void blocks_rows(
         for (int r = 0; r < M; r++) _mm512_storeu_ps(y + r * N + 16 * (b + i), acc[i][r]);
 }
 
-/* y = [x, x down^T] W^T as above (down: NULL where rank is 0, float16 where `half`; kx + rank <= K); x's
-   rows `stride` floats apart, y contiguous. Returns 0, or -1 where memory ran out. */
-int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const void* down, int half,
-                int64_t rank, const uint8_t* weights, float* y, int64_t N, int64_t K, int threads) {
+/* y = [x, x down^T] W^T as above (down: NULL where rank is 0; kx + rank <= K); x's rows `stride` floats
+   apart, y contiguous. Returns 0, or -1 where memory ran out. */
+int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const float* down, int64_t rank,
+                const uint8_t* weights, float* y, int64_t N, int64_t K, int threads) {
     const int64_t G = K / 32, blocks = N / 16;
     uint16_t* xb = aligned_alloc(64, (size_t)(rows * K * 2 + 64));
     float* sums = malloc((size_t)(rows * G * 4 + 4));
@@ -143,13 +130,7 @@ int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const 
     #pragma omp parallel num_threads(threads)
     {
         #pragma omp for schedule(static)
-        for (int64_t r = 0; r < rows; r++) widen_row(x, r, kx, stride, K, xb);
-        /* the down-projection split by chunks of its outputs, then rows: each thread reads its part of it */
-        #pragma omp for collapse(2) schedule(static)
-        for (int64_t j0 = 0; j0 < rank; j0 += DOWN_CHUNK)
-            for (int64_t r = 0; r < rows; r++) down_chunk(x, r, kx, stride, down, half, rank, j0, K, xb);
-        #pragma omp for schedule(static)
-        for (int64_t r = 0; r < rows; r++) group_sums(r, K, xb, sums);
+        for (int64_t r = 0; r < rows; r++) inputs(x, r, kx, stride, down, rank, K, xb, sums);
         __attribute__((aligned(64))) uint32_t tiles[3][16][16];
         __attribute__((aligned(64))) float out[3][16][16];
         for (int64_t r0 = 0; r0 < rows; r0 += 16) {
