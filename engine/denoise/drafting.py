@@ -7,13 +7,15 @@ free, so the family drafts as far as its trained lookahead. On a CPU a forward o
 1.5-3x one over a single row (`engine.kernels.calibration.Calibration.row_cost`), so drafting pays only when the drafts
 are usually right.
 
-`DraftPolicy` keeps how often drafts were kept (all requests of the engine) and, before each step, picks
-the plan with the most expected tokens per unit of cost, each drafted token kept with the observed
-probability p and only after all drafts before it (p + p^2 + ... for d drafts):
+`DraftPolicy` keeps how often drafts were kept (all requests of the engine), per place in a span's run of
+drafts: p_i, how often the i-th draft was kept when every draft before it was. Drafts come in runs (a
+copied line is right to its end or wrong from its first token), so a second draft after a kept first one
+is kept far more often than a first one is. Before each step it picks the plan with the most expected
+tokens per unit of cost, a run of d drafts giving p_1 + p_1 p_2 + ... + p_1 ... p_d tokens:
 - `lookahead` b: mask rows per span a step reads. b > 1 drafts from mask rows: about 2b - 1 rows a step
-  (b mask rows plus the b - 1 drafts they proposed last step) for 1 + p + ... + p^(b-1) tokens;
+  (b mask rows plus the b - 1 drafts they proposed last step) for the tokens of a run of b - 1 drafts;
 - `most` d: drafts per span. With b = 1 drafts only come from copies of earlier text (prompt lookup):
-  1 + d rows for 1 + p + ... + p^d tokens.
+  1 + d rows for the tokens of a run of d drafts.
 Between plans worth the same, the longer lookahead wins (its steps also take lookup copies).
 Without a measured row cost (a GPU, a model small enough to stay in cache) it drafts as far as the
 family's lookahead, as before.
@@ -38,29 +40,40 @@ class Plan:
 class DraftPolicy:
     row_cost: tuple[float, ...]  # cost of a forward over k rows relative to one row, k = 1..len
     lookahead: int  # the family's trained lookahead
-    drafted: float = PRIOR_DRAFTED
-    kept: float = PRIOR_DRAFTED * PRIOR_KEPT
+    reached: list[float] = field(default_factory=list)  # [i]: runs whose draft i + 1 was verified after i kept ones
+    kept: list[float] = field(default_factory=list)  # [i]: of those, the runs that kept it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        places = max(1, self.lookahead - 1)
+        self.reached = self.reached or [float(PRIOR_DRAFTED)] * places
+        self.kept = self.kept or [PRIOR_DRAFTED * PRIOR_KEPT] * places
 
     @property
     def kept_rate(self) -> float:
-        return self.kept / self.drafted
+        """How often a run's first draft is kept."""
+        return self.kept[0] / self.reached[0]
 
     def observe(self, drafted: int, kept: int) -> None:
-        """`drafted` drafts were verified by a step, `kept` of them were right."""
-        if drafted:
-            with self._lock:
-                self.drafted += drafted
-                self.kept += kept
+        """A step verified a span's run of `drafted` drafts and kept its first `kept`."""
+        with self._lock:
+            for i in range(min(drafted, kept + 1, len(self.reached))):
+                self.reached[i] += 1
+                self.kept[i] += i < kept
 
     def plan(self, kept_rate: float | None = None) -> Plan:
-        """The plan for the rate of drafts kept so far, or for `kept_rate`."""
+        """The plan for the drafts kept so far, or for every draft kept with probability `kept_rate`."""
         if not self.row_cost:
             return Plan(self.lookahead, self.lookahead - 1)
-        p = self.kept_rate if kept_rate is None else kept_rate
+        rates = ([kept_rate] * len(self.reached) if kept_rate is not None
+                 else [k / r for k, r in zip(self.kept, self.reached)])
 
         def tokens(drafts: int) -> float:
-            return 1 + sum(p**i for i in range(1, drafts + 1))
+            total, run = 1.0, 1.0
+            for i in range(drafts):
+                run *= rates[min(i, len(rates) - 1)]
+                total += run
+            return total
 
         plans = [(tokens(d) / self.cost(1 + d), 1, Plan(1, d)) for d in range(self.lookahead)]
         plans += [(tokens(b - 1) / self.cost(2 * b - 1), b, Plan(b, b - 1)) for b in range(2, self.lookahead + 1)]

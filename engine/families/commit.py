@@ -134,7 +134,6 @@ class LeadingRunCommit:
         new_x = batch.x.clone()
         drafts = torch.zeros_like(batch.drafts)
         end_ids = self.special.end_ids
-        checked = right = 0
         for b, row in enumerate(batch.rows):
             picked = [j for j, r in enumerate(rows) if r == b]
             if not picked:
@@ -149,11 +148,12 @@ class LeadingRunCommit:
             new_x[b] = torch.tensor(out, dtype=new_x.dtype, device=new_x.device)
             if kept:
                 drafts[b, sorted(kept)] = True
-            checked += len(old)
-            right += sum(out[p] == x[p] for p in old)
+            if self.drafting is not None:
+                for start, end in row.spans:  # each span's run of drafts, in order: kept up to the first wrong one
+                    run = [p for p in old if start <= p < end]
+                    if run:
+                        self.drafting.observe(len(run), _kept_run(run, out, x))
         batch.drafts = drafts
-        if self.drafting is not None:
-            self.drafting.observe(checked, right)
         return new_x
 
     def _end_spans(self, batch: CanvasBatch, new_x: torch.Tensor) -> None:
@@ -195,3 +195,8 @@ def fill_after_end(batch: CanvasBatch, new_x: torch.Tensor, proposed: torch.Tens
                              batch.mask_id, batch.lead_length(b, i, seg))
             if filled != seg:
                 new_x[b, start:end] = torch.tensor(filled, dtype=new_x.dtype, device=new_x.device)
+
+
+def _kept_run(run: list[int], new: list[int], old: list[int]) -> int:
+    """How many of a run of drafts at positions `run` (in order) a step kept: up to the first it replaced."""
+    return next((i for i, p in enumerate(run) if new[p] != old[p]), len(run))
