@@ -256,19 +256,24 @@ def test_a_decoding_steps_mask_is_the_general_form_for_every_layer(anchored):
         assert torch.equal(adapt._mask(layer, -1), expected)
 
 
-def test_a_row_run_again_for_its_logits_keeps_its_cached_keys(anchored):
-    """The row before the gap runs again in a step for its logits (its K/V were cached by the prefill): the
-    cache keeps the K/V it had, so the gap rows read the keys the prefill wrote whether that step runs one
-    row or several (a row rounds apart alone and beside others)."""
+def _one_gap(anchored):
+    """A predictor over one canvas with one gap of six masks after a line of text: (predictor, batch, the
+    gap's first position, a `changed` of nothing)."""
     from engine.denoise.canvas_batch import CanvasBatch
     from engine.families.anchored_step import AnchoredPredictor
 
     sp, tok = anchored.special, anchored.tokenizer
     canvas = [sp.bos_id] + tok.encode("def add(a, b):\n    return") + [sp.mask_id] * 6 + tok.encode("\n\nx = 1\n")
-    gap = canvas.index(sp.mask_id)
     batch = CanvasBatch.build([canvas], [0], sp.mask_id, sp.pad_id, anchored.loaded.device)
     predictor = AnchoredPredictor(anchored.loaded, batch, DenoiseParams(cache="fixed"))
-    no_change = torch.zeros_like(batch.masked)
+    return predictor, batch, canvas.index(sp.mask_id), torch.zeros_like(batch.masked)
+
+
+def test_a_row_run_again_for_its_logits_keeps_its_cached_keys(anchored):
+    """The row before the gap runs again in a step for its logits (its K/V were cached by the prefill): the
+    cache keeps the K/V it had, so the gap rows read the keys the prefill wrote whether that step runs one
+    row or several (a row rounds apart alone and beside others)."""
+    predictor, batch, gap, no_change = _one_gap(anchored)
     with torch.inference_mode():
         predictor.predict(batch, batch.leading_masks(1), no_change)  # the prefill
         marked = []
@@ -319,15 +324,7 @@ def test_a_cached_text_row_gives_its_logits_without_running_again(anchored):
     """A gap's first token comes from the logits of the text row before it. Once a step has read them they
     are kept with the row's K/V: a step that needs them again (the same canvas asked again, the cursor back
     where it was) runs no row for them and reads the same logits."""
-    from engine.denoise.canvas_batch import CanvasBatch
-    from engine.families.anchored_step import AnchoredPredictor
-
-    sp, tok = anchored.special, anchored.tokenizer
-    canvas = [sp.bos_id] + tok.encode("def add(a, b):\n    return") + [sp.mask_id] * 6 + tok.encode("\n\nx = 1\n")
-    gap = canvas.index(sp.mask_id)
-    batch = CanvasBatch.build([canvas], [0], sp.mask_id, sp.pad_id, anchored.loaded.device)
-    predictor = AnchoredPredictor(anchored.loaded, batch, DenoiseParams(cache="fixed"))
-    no_change = torch.zeros_like(batch.masked)
+    predictor, batch, gap, no_change = _one_gap(anchored)
     with torch.inference_mode():
         first, _ = predictor.predict(batch, batch.leading_masks(1), no_change)  # the prefill
         assert set(predictor.kv.text_logits[0]) == {gap - 1}
