@@ -33,8 +33,9 @@ class DocKV:
 
     @property
     def nbytes(self) -> int:
-        return (sum(t.numel() * t.element_size() for layer in self.layers for t in (layer.k, layer.v))
-                + sum(t.numel() * t.element_size() for t in self.text_logits.values()))
+        """The bytes the entry keeps alive: its tensors' storage (a view of a larger tensor keeps all of it)."""
+        tensors = [t for layer in self.layers for t in (layer.k, layer.v)] + list(self.text_logits.values())
+        return sum(t.untyped_storage().nbytes() for t in tensors)
 
 
 DEFAULT_BUDGET_BYTES = 256 * 1024 * 1024

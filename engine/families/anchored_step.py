@@ -54,9 +54,10 @@ class AnchoredPredictor:
         self.room = self.model.adapter.shape.gap_room
         n, width = batch.x.shape
         shape = self.model.shape
-        self.kv = AnchoredKV(shape.num_hidden_layers, n, width, shape.num_key_value_heads, self.model.head_dim,
-                             loaded.kv_dtype or loaded.dtype, loaded.device)
         self._views: dict[object, tuple[torch.Tensor, torch.Tensor, RightView]] = {}  # right_view of the whole batch per layout
+        extra = self._layout(batch)[2].index.shape[1]  # the copy slots the first step needs, made with the rest
+        self.kv = AnchoredKV(shape.num_hidden_layers, n, width, shape.num_key_value_heads, self.model.head_dim,
+                             loaded.kv_dtype or loaded.dtype, loaded.device, extra)
 
     def add_rows(self, n: int) -> None:
         """n rows joined the batch: nothing of theirs is cached, so their first step prefills them."""

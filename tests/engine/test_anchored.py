@@ -348,3 +348,26 @@ def test_a_document_asked_again_reads_the_kept_logits_and_writes_what_a_cold_req
     assert again.stats.positions == cold.stats.positions - text  # the gap rows alone: no text row ran
     typed = anchored.infill([InfillRequest(edited, doc_id="again")], params)[0]
     assert typed.canvas == anchored.infill([InfillRequest(edited)], params)[0].canvas
+
+
+def test_a_document_kept_by_a_one_row_loop_keeps_its_storage_and_counts_all_of_it(anchored):
+    """A loop of one row hands its K/V to the document cache as they are (no copy at the end of every
+    request); the cache counts the storage those views keep alive (the right-context slots past the
+    canvas too), so its byte budget holds what it says. Rows of a larger batch are copied out."""
+    sp, tok = anchored.special, anchored.tokenizer
+    suffix = tok.encode("\n\nprint(area(2, 3))\n") + [sp.eos_id]
+    canvas = [sp.bos_id] + tok.encode("def area(w, h):\n    return") + [sp.mask_id] * 6 + suffix
+    other = [sp.bos_id] + tok.encode("x = [") + [sp.mask_id] * 5 + tok.encode("]\n") + [sp.eos_id]
+    params = DenoiseParams(threshold=0.3)
+    anchored.infill([InfillRequest(canvas, doc_id="alone")], params)
+    alone = anchored.doc_cache.get("alone")
+    assert alone is not None
+    k = alone.layers[0].k
+    assert k.untyped_storage().nbytes() > k.numel() * k.element_size()  # a view: the copy slots stay with it
+    assert alone.nbytes == sum(t.untyped_storage().nbytes() for layer in alone.layers for t in (layer.k, layer.v)) \
+        + sum(t.numel() * t.element_size() for t in alone.text_logits.values())
+    anchored.infill([InfillRequest(other), InfillRequest(canvas, doc_id="batched")], params)
+    batched = anchored.doc_cache.get("batched")
+    assert batched is not None
+    k = batched.layers[0].k
+    assert k.untyped_storage().nbytes() == k.numel() * k.element_size()  # copied out of the batch's storage
