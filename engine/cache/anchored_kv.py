@@ -88,8 +88,8 @@ class AnchoredKV:
                 t[b, :, at + n : self.width] = t[b, :, at : self.width - n].clone()
         self.ids[b, at + n :] = self.ids[b, at : self.width - n].clone()
         self.ids[b, at : at + n] = -1
-        self.text_logits[b] = {p + (n if p >= at else 0): v for p, v in self.text_logits[b].items()
-                               if p + (n if p >= at else 0) < self.width}
+        moved = {p + n if p >= at else p: v for p, v in self.text_logits[b].items()}
+        self.text_logits[b] = {p: v for p, v in moved.items() if p < self.width}
         self.copies_of = None
 
     def trimmed(self, b: int, length: int) -> list[LayerKV]:

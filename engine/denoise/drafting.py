@@ -40,14 +40,14 @@ class Plan:
 class DraftPolicy:
     row_cost: tuple[float, ...]  # cost of a forward over k rows relative to one row, k = 1..len
     lookahead: int  # the family's trained lookahead
-    reached: list[float] = field(default_factory=list)  # [i]: runs whose draft i + 1 was verified after i kept ones
-    kept: list[float] = field(default_factory=list)  # [i]: of those, the runs that kept it
+    reached: list[float] = field(init=False)  # [i]: runs whose draft i + 1 was verified after i kept ones
+    kept: list[float] = field(init=False)  # [i]: of those, the runs that kept it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
-        places = max(1, self.lookahead - 1)
-        self.reached = self.reached or [float(PRIOR_DRAFTED)] * places
-        self.kept = self.kept or [PRIOR_DRAFTED * PRIOR_KEPT] * places
+        places = max(1, self.lookahead - 1)  # a plan drafts at most lookahead - 1
+        self.reached = [float(PRIOR_DRAFTED)] * places
+        self.kept = [PRIOR_DRAFTED * PRIOR_KEPT] * places
 
     @property
     def kept_rate(self) -> float:
