@@ -17,6 +17,8 @@ depend on the row count. */
 #include <stdint.h>
 #include <stdlib.h>
 
+#define DOWN_CHUNK 8  /* outputs of a LoRA's down-projection per task: a rank of 16 splits over two threads */
+
 /* The AMX kernel asks Linux for its tiles here; nothing to ask for AVX2. */
 int dc_tiles_init(void) { return 0; }
 
@@ -57,25 +59,42 @@ static inline float lanes_sum(__m256 v) {
     return sum;
 }
 
-/* Row r's input: x's kx columns, then its products by the rank rows of `down` (float32 sums in 8 lanes,
-   then the lanes in order), then zeros up to K; and the sum of each group of 32 (in the same way). */
-static void inputs(const float* x, int64_t r, int64_t kx, int64_t stride, const float* down, int64_t rank,
-                   int64_t K, float* xe, float* sums) {
+/* Row r's own input: x's kx columns, zeros from kx + rank up to K (the columns between are the
+   down-projection's, `down_chunk`'s to write). */
+static void widen_row(const float* x, int64_t r, int64_t kx, int64_t stride, int64_t rank, int64_t K, float* xe) {
     const float* row = x + r * stride;
     float* out = xe + r * K;
     const int64_t whole = kx / 8 * 8;
     for (int64_t k = 0; k < whole; k += 8) _mm256_store_ps(out + k, _mm256_loadu_ps(row + k));
-    for (int64_t k = whole; k < K; k++) out[k] = k < kx ? row[k] : 0.0f;
-    for (int64_t j = 0; j < rank; j++) {
-        const float* d = down + j * kx;
+    for (int64_t k = whole; k < kx; k++) out[k] = row[k];
+    for (int64_t k = kx + rank; k < K; k++) out[k] = 0.0f;
+}
+
+/* Row r's products by rows j0..j0 + DOWN_CHUNK of `down` (a LoRA's down-projection, rank x kx, float32 or,
+   with `half`, float16: the same float32 values where the adapter was saved in float16, half the bytes to
+   read), each in 8 lanes then the lanes in order, as input columns kx + j. */
+static void down_chunk(const float* x, int64_t r, int64_t kx, int64_t stride, const void* down, int half,
+                       int64_t rank, int64_t j0, int64_t K, float* xe) {
+    const float* row = x + r * stride;
+    const int64_t whole = kx / 8 * 8;
+    for (int64_t j = j0; j < rank && j < j0 + DOWN_CHUNK; j++) {
+        const float* d = (const float*)down + j * kx;
+        const uint16_t* h = (const uint16_t*)down + j * kx;
         __m256 acc = _mm256_setzero_ps();
-        for (int64_t k = 0; k < whole; k += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(row + k), _mm256_loadu_ps(d + k), acc);
+        for (int64_t k = 0; k < whole; k += 8) {
+            const __m256 w = half ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(h + k))) : _mm256_loadu_ps(d + k);
+            acc = _mm256_fmadd_ps(_mm256_loadu_ps(row + k), w, acc);
+        }
         float tail = 0.0f;
-        for (int64_t k = whole; k < kx; k++) tail = fmaf(row[k], d[k], tail);
-        out[kx + j] = lanes_sum(acc) + tail;
+        for (int64_t k = whole; k < kx; k++) tail = fmaf(row[k], half ? _cvtsh_ss(h[k]) : d[k], tail);
+        xe[r * K + kx + j] = lanes_sum(acc) + tail;
     }
-    for (int64_t g = 0; g < K / 32; g++) {
-        const float* v = out + 32 * g;
+}
+
+/* The sum of each group g0 <= g < g1 of 32 of row r's inputs (in 8 lanes, then the lanes in order). */
+static void group_sums(int64_t r, int64_t g0, int64_t g1, int64_t K, const float* xe, float* sums) {
+    for (int64_t g = g0; g < g1; g++) {
+        const float* v = xe + r * K + 32 * g;
         sums[r * (K / 32) + g] = lanes_sum(_mm256_add_ps(_mm256_add_ps(_mm256_load_ps(v), _mm256_load_ps(v + 8)),
                                                          _mm256_add_ps(_mm256_load_ps(v + 16), _mm256_load_ps(v + 24))));
     }
@@ -119,10 +138,10 @@ static inline __attribute__((always_inline)) void block_rows(const int m, const 
         for (int h = 0; h < 2; h++) _mm256_storeu_ps(y + (r0 + i) * N + 16 * b + 8 * h, acc[i][h]);
 }
 
-/* y = [x, x down^T] W^T as above (down: NULL where rank is 0; kx + rank <= K); x's rows `stride` floats
-   apart, y contiguous. Returns 0, or -1 where memory ran out. */
-int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const float* down, int64_t rank,
-                const uint8_t* weights, float* y, int64_t N, int64_t K, int threads) {
+/* y = [x, x down^T] W^T as above (down: NULL where rank is 0, float16 where `half`; kx + rank <= K); x's
+   rows `stride` floats apart, y contiguous. Returns 0, or -1 where memory ran out. */
+int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const void* down, int half,
+                int64_t rank, const uint8_t* weights, float* y, int64_t N, int64_t K, int threads) {
     const int64_t G = K / 32, blocks = N / 16;
     float* xe = aligned_alloc(32, (size_t)(rows * K * 4 + 32));
     float* sums = malloc((size_t)(rows * G * 4 + 4));
@@ -130,8 +149,17 @@ int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const 
     int failed = 0;
     #pragma omp parallel num_threads(threads) reduction(| : failed)
     {
+        /* Each row's own columns and its down-projection's chunks are tasks of one loop, so that a one-row
+           step's down-projection is read by every thread; the groups are summed once all are written. */
+        const int64_t chunks = (rank + DOWN_CHUNK - 1) / DOWN_CHUNK;
+        #pragma omp for schedule(static, 1)  /* round robin: the costly chunks spread over the threads */
+        for (int64_t t = 0; t < rows * (1 + chunks); t++) {
+            const int64_t r = t / (1 + chunks), c = t % (1 + chunks);
+            if (c == 0) widen_row(x, r, kx, stride, rank, K, xe);
+            else down_chunk(x, r, kx, stride, down, half, rank, (c - 1) * DOWN_CHUNK, K, xe);
+        }
         #pragma omp for schedule(static)
-        for (int64_t r = 0; r < rows; r++) inputs(x, r, kx, stride, down, rank, K, xe, sums);
+        for (int64_t r = 0; r < rows; r++) group_sums(r, 0, G, K, xe, sums);
         float* q = aligned_alloc(32, (size_t)(G * (32 * 16 + 32)) * 4); /* this thread's widened groups */
         #pragma omp for schedule(static)
         for (int64_t b = 0; b < blocks; b++) {

@@ -54,6 +54,7 @@ class Int4Product:
     codes: torch.Tensor
     scales: torch.Tensor
     backend: ClassVar[str] = "torch"
+    down_dtypes: ClassVar[tuple[torch.dtype, ...]] = (torch.float32,)  # what `down` may be (`low_rank_input`)
 
     @property
     def n(self) -> int:

@@ -109,7 +109,8 @@ class FusedProjections:
         self.merged: dict[Kernel, LowWeight] = {}  # the same with the LoRA added in, when there is one
         self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
         self.int4: FourBit | None = None  # the same 4-bit blocks for the int4 kernel (torch's, or on AMX tiles)
-        self._down: tuple[torch.Tensor, torch.Tensor] | None = None  # (`_full`, then `_int4_down()` of it)
+        # (`_full`, then its down-projection for `_int4_down()`: contiguous, and in float16 where exact)
+        self._down: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None] | None = None
         self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
         self.scale = 1.0
         self.compiled: Callable[[torch.Tensor], torch.Tensor] | None = None  # x (1, rows, K) -> (1, rows, width)
@@ -196,10 +197,15 @@ class FusedProjections:
 
     def _int4_down(self) -> torch.Tensor:
         """The LoRA's down-projection (contiguous), whose products by a row an `int4` product whose weight
-        holds the up-projection takes as extra input columns (`engine.loading.quantize.attach_int4`)."""
+        holds the up-projection takes as extra input columns (`engine.loading.quantize.attach_int4`): in
+        float16 where that holds its values exactly (an adapter saved in float16), half the bytes a step
+        reads for the same bits."""
         if self._down is None or self._down[0] is not self._full:
-            self._down = (self._full, self._full[self.width :].contiguous())
-        return self._down[1]
+            down = self._full[self.width :].contiguous()
+            half = down.half()
+            self._down = (self._full, down, half if torch.equal(half.float(), down) else None)
+        _, down, half = self._down
+        return half if half is not None and self.int4 is not None and torch.float16 in self.int4.down_dtypes else down
 
     def _kernel(self, x: torch.Tensor, mixed: bool = False, decoding: bool = False) -> Kernel:
         """The kernel for x's rows: a decoding step (`decoding`: every row a gap row) keeps the table's

@@ -53,31 +53,68 @@ static inline void unpack_group(const uint8_t* codes, uint32_t (*tile)[16]) {
 
 static inline __mmask16 first(int64_t n) { return (__mmask16)(n <= 0 ? 0 : n >= 16 ? 0xFFFF : (1u << n) - 1); }
 
-/* Row r's input: x's kx columns, then its products by the rank rows of `down` (a LoRA's down-projection,
-   rank x kx; float32 sums in a fixed order), then zeros up to K, as bfloat16 (rounded to nearest even);
-   and the sum of each group of 32 of them. */
-static void inputs(const float* x, int64_t r, int64_t kx, int64_t stride, const float* down, int64_t rank,
-                   int64_t K, uint16_t* xb, float* sums) {
+#define DOWN_CHUNK 8  /* a LoRA's down-projection outputs per task: a rank of 16 splits over two threads */
+
+/* The sum of each group g0 <= g < g1 of 32 of row r's bfloat16 inputs. */
+static void group_sums(int64_t r, int64_t g0, int64_t g1, int64_t K, const uint16_t* xb, float* sums) {
+    const uint16_t* out = xb + r * K;
+    for (int64_t g = g0; g < g1; g++)
+        sums[r * (K / 32) + g] = _mm512_reduce_add_ps(_mm512_add_ps(bf16_to_f32(out + 32 * g), bf16_to_f32(out + 32 * g + 16)));
+}
+
+/* Row r's own input as bfloat16 (rounded to nearest even): x's kx columns, zeros from kx + rank up to K (the
+   columns between are the down-projection's, `down_chunk`'s to write), and the sums of the groups up to
+   `g1`, which hold none of those. */
+static void widen_row(const float* x, int64_t r, int64_t kx, int64_t stride, int64_t rank, int64_t K, int64_t g1,
+                      uint16_t* xb, float* sums) {
     const float* row = x + r * stride;
     uint16_t* out = xb + r * K;
     for (int64_t k0 = 0; k0 < K; k0 += 16) {
-        __m512 f = _mm512_maskz_loadu_ps(first(kx - k0), row + k0);
-        _mm256_storeu_si256((__m256i*)(out + k0), (__m256i)_mm512_cvtneps_pbh(f));
+        __mmask16 own = first(kx - k0), zeros = (__mmask16)~first(kx + rank - k0) & first(K - k0);
+        __m256i v = (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(own, row + k0));
+        _mm256_mask_storeu_epi16(out + k0, own | zeros, v);
     }
-    for (int64_t j0 = 0; j0 < rank; j0 += 16) {
-        __attribute__((aligned(64))) float dots[16] = {0};
-        for (int64_t j = j0; j < rank && j < j0 + 16; j++) {
-            __m512 acc = _mm512_setzero_ps();
-            for (int64_t k0 = 0; k0 < kx; k0 += 16) {
-                __mmask16 m = first(kx - k0);
-                acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + k0), _mm512_maskz_loadu_ps(m, down + j * kx + k0), acc);
+    group_sums(r, 0, g1, K, xb, sums);
+}
+
+#define DOWN_ROWS 4  /* rows a task of the down-projection runs together: its values are read once for them */
+
+static inline __m512 down_values(const void* down, int half, int64_t j, int64_t kx, int64_t k0, __mmask16 m) {
+    return half ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t*)down + j * kx + k0))
+                : _mm512_maskz_loadu_ps(m, (const float*)down + j * kx + k0);
+}
+
+/* Rows r0 .. r0 + n (n <= DOWN_ROWS) times rows j0 .. j0 + DOWN_CHUNK of `down` (a LoRA's down-projection, rank
+   x kx, float32 or, with `half`, float16: the same values where the adapter was saved in float16, half the
+   bytes), as bfloat16 input columns kx + j. Each product is one chain of float32 multiply-adds along k then
+   one reduction, whatever rows and outputs run beside it (two outputs and n rows at a time: independent
+   chains keep the multiply-add units busy). */
+static void down_chunk(const float* x, int64_t r0, int n, int64_t kx, int64_t stride, const void* down, int half,
+                       int64_t rank, int64_t j0, int64_t K, uint16_t* xb) {
+    __attribute__((aligned(64))) float dots[DOWN_ROWS][16] = {{0}};
+    const int64_t j1 = rank < j0 + DOWN_CHUNK ? rank : j0 + DOWN_CHUNK;
+    for (int64_t j = j0; j < j1; j += 2) {
+        const int pair = j + 1 < j1;
+        __m512 acc[2][DOWN_ROWS];
+        for (int i = 0; i < n; i++) acc[0][i] = acc[1][i] = _mm512_setzero_ps();
+        for (int64_t k0 = 0; k0 < kx; k0 += 16) {
+            const __mmask16 m = first(kx - k0);
+            const __m512 d0 = down_values(down, half, j, kx, k0, m);
+            const __m512 d1 = pair ? down_values(down, half, j + 1, kx, k0, m) : d0;
+            for (int i = 0; i < n; i++) {
+                const __m512 v = _mm512_maskz_loadu_ps(m, x + (r0 + i) * stride + k0);
+                acc[0][i] = _mm512_fmadd_ps(v, d0, acc[0][i]);
+                acc[1][i] = _mm512_fmadd_ps(v, d1, acc[1][i]);
             }
-            dots[j - j0] = _mm512_reduce_add_ps(acc);
         }
-        _mm256_mask_storeu_epi16(out + kx + j0, first(rank - j0), (__m256i)_mm512_cvtneps_pbh(_mm512_load_ps(dots)));
+        for (int i = 0; i < n; i++) {
+            dots[i][j - j0] = _mm512_reduce_add_ps(acc[0][i]);
+            if (pair) dots[i][j + 1 - j0] = _mm512_reduce_add_ps(acc[1][i]);
+        }
     }
-    for (int64_t g = 0; g < K / 32; g++)
-        sums[r * (K / 32) + g] = _mm512_reduce_add_ps(_mm512_add_ps(bf16_to_f32(out + 32 * g), bf16_to_f32(out + 32 * g + 16)));
+    for (int i = 0; i < n; i++)
+        _mm256_mask_storeu_epi16(xb + (r0 + i) * K + kx + j0, first(j1 - j0),
+                                 (__m256i)_mm512_cvtneps_pbh(_mm512_load_ps(dots[i])));
 }
 
 /* Up to three blocks of 16 outputs side by side, for M rows: the blocks share the rows' tile, and their
@@ -119,18 +156,35 @@ static inline __attribute__((always_inline)) void blocks_rows(
         for (int r = 0; r < M; r++) _mm512_storeu_ps(y + r * N + 16 * (b + i), acc[i][r]);
 }
 
-/* y = [x, x down^T] W^T as above (down: NULL where rank is 0; kx + rank <= K); x's rows `stride` floats
-   apart, y contiguous. Returns 0, or -1 where memory ran out. */
-int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const float* down, int64_t rank,
-                const uint8_t* weights, float* y, int64_t N, int64_t K, int threads) {
+/* y = [x, x down^T] W^T as above (down: NULL where rank is 0, float16 where `half`; kx + rank <= K); x's
+   rows `stride` floats apart, y contiguous. Returns 0, or -1 where memory ran out. */
+int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const void* down, int half,
+                int64_t rank, const uint8_t* weights, float* y, int64_t N, int64_t K, int threads) {
     const int64_t G = K / 32, blocks = N / 16;
     uint16_t* xb = aligned_alloc(64, (size_t)(rows * K * 2 + 64));
     float* sums = malloc((size_t)(rows * G * 4 + 4));
     if (xb == NULL || sums == NULL) { free(xb); free(sums); return -1; }
     #pragma omp parallel num_threads(threads)
     {
-        #pragma omp for schedule(static)
-        for (int64_t r = 0; r < rows; r++) inputs(x, r, kx, stride, down, rank, K, xb, sums);
+        /* Each row's own columns and its down-projection's chunks (per DOWN_ROWS rows) are tasks of one
+           loop, so that a one-row step's down-projection is read by every thread; the groups that hold its
+           products are summed once they are all written. */
+        const int64_t chunks = (rank + DOWN_CHUNK - 1) / DOWN_CHUNK, x_groups = rank ? kx / 32 : G;
+        const int64_t blocks_of_rows = (rows + DOWN_ROWS - 1) / DOWN_ROWS;
+        #pragma omp for schedule(static, 1)  /* round robin: the costly chunks spread over the threads */
+        for (int64_t t = 0; t < rows + blocks_of_rows * chunks; t++) {
+            if (t < rows) {
+                widen_row(x, t, kx, stride, rank, K, x_groups, xb, sums);
+                continue;
+            }
+            const int64_t r0 = (t - rows) / chunks * DOWN_ROWS, c = (t - rows) % chunks;
+            const int n = rows - r0 < DOWN_ROWS ? (int)(rows - r0) : DOWN_ROWS;
+            down_chunk(x, r0, n, kx, stride, down, half, rank, c * DOWN_CHUNK, K, xb);
+        }
+        if (rank) {
+            #pragma omp for schedule(static)
+            for (int64_t r = 0; r < rows; r++) group_sums(r, x_groups, G, K, xb, sums);
+        }
         __attribute__((aligned(64))) uint32_t tiles[3][16][16];
         __attribute__((aligned(64))) float out[3][16][16];
         for (int64_t r0 = 0; r0 < rows; r0 += 16) {

@@ -25,6 +25,7 @@ import ctypes
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -37,8 +38,8 @@ FLAGS = ("-O2", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512bf16", "-mamx-
 CPU_FLAGS = ("avx512bw", "avx512_bf16", "amx_tile", "amx_bf16")  # /proc/cpuinfo's names
 BACKEND = "tiles-" + hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]  # calibrations are kept per source
 AVX2_SOURCE = Path(__file__).with_name("int4_avx2.c")  # the same entry points and layout, for CPUs without AMX
-AVX2_FLAGS = ("-O3", "-mavx2", "-mfma", "-fopenmp", "-shared", "-fPIC")
-AVX2_CPU_FLAGS = ("avx2", "fma")
+AVX2_FLAGS = ("-O3", "-mavx2", "-mfma", "-mf16c", "-fopenmp", "-shared", "-fPIC")
+AVX2_CPU_FLAGS = ("avx2", "fma", "f16c")
 AVX2_BACKEND = "int4-avx2-" + hashlib.sha256(AVX2_SOURCE.read_bytes()).hexdigest()[:12]
 
 
@@ -48,8 +49,8 @@ def bind(lib: ctypes.CDLL) -> ctypes.CDLL | None:
     if lib.dc_tiles_init() != 0:
         return None
     lib.dc_tiles_mm.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
-                                ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                                ctypes.c_int]
+                                ctypes.c_int, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                                ctypes.c_int64, ctypes.c_int]
     lib.dc_tiles_mm.restype = ctypes.c_int
     lib.dc_tiles_form.restype = ctypes.c_int
     return lib if checks(lib) else None
@@ -57,13 +58,13 @@ def bind(lib: ctypes.CDLL) -> ctypes.CDLL | None:
 
 def checks(lib: ctypes.CDLL) -> bool:
     """A product of random codes with a LoRA's input columns against float64, of three rows and of twenty
-    (two tile passes), each row also alone: a kernel that computes wrong products or gives a row other bits
-    beside others never serves."""
+    (two tile passes), each row also alone, and with the LoRA in float16: a kernel that computes wrong
+    products, gives a row other bits beside others or reads float16 otherwise never serves."""
     generator = torch.Generator().manual_seed(0)
     codes = torch.randint(0, 16, (32, 96), generator=generator, dtype=torch.int32)
     scale = torch.rand(32, 3, generator=generator).to(torch.bfloat16).float() / 8
     offset = torch.randn(32, 3, generator=generator).to(torch.bfloat16).float() / 8
-    down = torch.randn(8, 60, generator=generator) / 8
+    down = (torch.randn(8, 60, generator=generator) / 8).half().float()  # float16's values, given either way
     product = TileInt4Product(pack(codes, scale, offset), lib)
     weight = ((codes.double() - 8) * scale.double().repeat_interleave(BLOCK, 1)
               + offset.double().repeat_interleave(BLOCK, 1))
@@ -73,7 +74,8 @@ def checks(lib: ctypes.CDLL) -> bool:
         wide = F.pad(torch.cat([x, x @ down.T], 1), (0, 28))
         wide = (wide if lib.dc_tiles_form() else wide.to(torch.bfloat16)).double()  # the tiles' rows are bfloat16
         alone = torch.cat([product(x[i : i + 1], down) for i in range(rows)])
-        if not (torch.allclose(y.double(), wide @ weight.T, rtol=1e-2, atol=1e-2) and torch.equal(alone, y)):
+        if not (torch.allclose(y.double(), wide @ weight.T, rtol=1e-2, atol=1e-2) and torch.equal(alone, y)
+                and torch.equal(product(x, down.half()), y)):
             return False
     return True
 
@@ -97,6 +99,7 @@ class TileInt4Product:
 
     weights: torch.Tensor
     lib: ctypes.CDLL
+    down_dtypes: ClassVar[tuple[torch.dtype, ...]] = (torch.float32, torch.float16)  # what `down` may be
 
     @property
     def backend(self) -> str:
@@ -115,18 +118,21 @@ class TileInt4Product:
         return {"tiles": self.weights}
 
     def __call__(self, x: torch.Tensor, down: torch.Tensor | None = None) -> torch.Tensor:
-        """x, followed by its products by `down` (a LoRA's down-projection, (rank, x's columns) float32
-        contiguous) when given, then zeros, times the weight. The down-projection's products are summed in
-        a fixed order, so a row gets the same bits beside other rows."""
+        """x, followed by its products by `down` (a LoRA's down-projection, (rank, x's columns) float32 or
+        float16, contiguous) when given, then zeros, times the weight. The down-projection's products are
+        summed in float32 in a fixed order, so a row gets the same bits beside other rows, and a float16
+        `down` gives the bits its float32 values give."""
         rank = 0 if down is None else down.shape[0]
         assert x.shape[-1] + rank <= self.k, f"{x.shape[-1]} + {rank} input columns for a product of {self.k}"
-        assert down is None or (down.dtype == torch.float32 and down.is_contiguous() and down.shape[1] == x.shape[-1])
+        assert down is None or (down.dtype in (torch.float32, torch.float16) and down.is_contiguous()
+                                and down.shape[1] == x.shape[-1])
         rows = x.reshape(-1, x.shape[-1])
         if rows.dtype != torch.float32 or rows.stride(-1) != 1:
             rows = rows.float().contiguous()
         y = torch.empty(rows.shape[0], self.n)
+        half = down is not None and down.dtype == torch.float16
         if rows.shape[0] and self.lib.dc_tiles_mm(rows.data_ptr(), rows.shape[0], rows.shape[1], rows.stride(0),
-                                                  None if down is None else down.data_ptr(), rank,
+                                                  None if down is None else down.data_ptr(), half, rank,
                                                   self.weights.data_ptr(), y.data_ptr(), self.n, self.k,
                                                   torch.get_num_threads()) != 0:
             raise MemoryError("the int4 kernel could not allocate its input rows")

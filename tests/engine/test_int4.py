@@ -103,6 +103,24 @@ def test_a_decoding_step_adds_the_lora_and_gives_a_row_the_same_bits_beside_othe
     assert row_invariant([product], INT4)
 
 
+def test_a_lora_saved_in_float16_is_read_in_float16_for_the_same_bits(tiles):
+    """The down-projection a decoding step reads beside the 4-bit weight is float16 where that holds its
+    values exactly (the shipped adapter is saved in float16) and the kernel reads float16 (not torch's):
+    half the bytes, the same outputs."""
+    product, _, _ = _product("Q4_1", tiles)
+    assert product._int4_down().dtype == torch.float32  # random float32 values: kept as they are
+    y = torch.randn(1, 4, 64, generator=torch.Generator().manual_seed(3))
+    with torch.inference_mode():
+        product._full[product.width :] = product._full[product.width :].half().float()
+        product._down = None
+        as_float32 = decoding_call(product, y)
+        down = product._int4_down()
+        assert down.dtype == (torch.float32 if tiles is None else torch.float16)
+        assert torch.equal(down.float(), product._full[product.width :])
+        product._down = (product._full, down.float(), None)
+        assert torch.equal(decoding_call(product, y), as_float32)
+
+
 def _dequantized(weight: torch.Tensor) -> torch.Tensor:
     codes, scale, offset = quantize_columns(weight)
     values = (codes.float() - 8) * scale.repeat_interleave(32, 1) + offset.repeat_interleave(32, 1)

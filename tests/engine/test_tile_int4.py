@@ -48,7 +48,7 @@ def test_the_layout_holds_each_code_once_where_the_c_source_reads_it():
 
 @pytest.mark.parametrize("kernel", [pytest.param(TILE_INT4, id="tiles", marks=needs_tiles),
                                     pytest.param(INT4_AVX2, id="avx2", marks=needs_avx2)])
-@pytest.mark.parametrize(("n", "k", "width", "rank"), [(3104, 576, 576, 0), (576, 1568, 1536, 24), (48, 64, 40, 8)])
+@pytest.mark.parametrize(("n", "k", "width", "rank"), [(3104, 576, 576, 0), (576, 1568, 1536, 24), (48, 64, 40, 12)])
 def test_products_match_float64_and_a_row_keeps_its_bits_beside_any_rows(kernel, n, k, width, rank):
     """The LoRA's input columns (`rank` products by a down-projection) come after the row's own `width`
     columns, zeros up to k; the sums are float32 over the rows (bfloat16 on the tiles, float32 on AVX2), so
@@ -71,6 +71,10 @@ def test_products_match_float64_and_a_row_keeps_its_bits_beside_any_rows(kernel,
     for rows in (1, 3, 16, 17):
         for start in (0, 5):
             assert torch.equal(product(x[start : start + rows], down), got[start : start + rows]), (rows, start)
+    if down is not None:  # a float16 down-projection reads as its float32 values do (an adapter saved in float16)
+        half = down.half()
+        for rows in (1, 3, 40):
+            assert torch.equal(product(x[:rows], half), product(x[:rows], half.float())), rows
 
 
 def _in_fresh_process(cache: Path, code: str, **env: str) -> subprocess.CompletedProcess[str]:
