@@ -109,8 +109,8 @@ class FusedProjections:
         self.merged: dict[Kernel, LowWeight] = {}  # the same with the LoRA added in, when there is one
         self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
         self.int4: FourBit | None = None  # the same 4-bit blocks for the int4 kernel (torch's, or on AMX tiles)
-        # (`_full`, then its down-projection for `_int4_down()`: contiguous, and in float16 where exact)
-        self._down: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None] | None = None
+        # (`_full`, `int4`, then `_int4_down()` of them: contiguous, and in float16 where exact and int4 reads it)
+        self._down: tuple[torch.Tensor, FourBit | None, torch.Tensor] | None = None
         self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
         self.scale = 1.0
         self.compiled: Callable[[torch.Tensor], torch.Tensor] | None = None  # x (1, rows, K) -> (1, rows, width)
@@ -200,12 +200,12 @@ class FusedProjections:
         holds the up-projection takes as extra input columns (`engine.loading.quantize.attach_int4`): in
         float16 where that holds its values exactly (an adapter saved in float16), half the bytes a step
         reads for the same bits."""
-        if self._down is None or self._down[0] is not self._full:
+        if self._down is None or self._down[0] is not self._full or self._down[1] is not self.int4:
             down = self._full[self.width :].contiguous()
             half = down.half()
-            self._down = (self._full, down, half if torch.equal(half.float(), down) else None)
-        _, down, half = self._down
-        return half if half is not None and self.int4 is not None and torch.float16 in self.int4.down_dtypes else down
+            readable = self.int4 is not None and torch.float16 in self.int4.down_dtypes
+            self._down = (self._full, self.int4, half if readable and torch.equal(half.float(), down) else down)
+        return self._down[2]
 
     def _kernel(self, x: torch.Tensor, mixed: bool = False, decoding: bool = False) -> Kernel:
         """The kernel for x's rows: a decoding step (`decoding`: every row a gap row) keeps the table's

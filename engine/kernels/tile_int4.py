@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -100,19 +100,22 @@ class TileInt4Product:
     weights: torch.Tensor
     lib: ctypes.CDLL
     down_dtypes: ClassVar[tuple[torch.dtype, ...]] = (torch.float32, torch.float16)  # what `down` may be
+    n: int = field(init=False)
+    k: int = field(init=False)
+    # what each call passes, found once: a decoding step makes 120 calls, where Python's share of one was
+    # 7-9 us against the kernel's 15 (SmolLM2's o_proj, one row)
+    _mm: Any = field(init=False, repr=False, compare=False)
+    _address: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name, value in (("n", self.weights.shape[0] * 16), ("k", self.weights.shape[1] * BLOCK),
+                            ("_mm", self.lib.dc_tiles_mm), ("_address", self.weights.data_ptr())):
+            object.__setattr__(self, name, value)
 
     @property
     def backend(self) -> str:
         """The built kernel it runs on (calibrations are kept per kernel)."""
         return AVX2_BACKEND if self.lib.dc_tiles_form() else BACKEND
-
-    @property
-    def n(self) -> int:
-        return self.weights.shape[0] * 16
-
-    @property
-    def k(self) -> int:
-        return self.weights.shape[1] * BLOCK
 
     def tensors(self) -> dict[str, torch.Tensor]:
         return {"tiles": self.weights}
@@ -122,18 +125,21 @@ class TileInt4Product:
         float16, contiguous) when given, then zeros, times the weight. The down-projection's products are
         summed in float32 in a fixed order, so a row gets the same bits beside other rows, and a float16
         `down` gives the bits its float32 values give."""
+        width = x.shape[-1]
         rank = 0 if down is None else down.shape[0]
-        assert x.shape[-1] + rank <= self.k, f"{x.shape[-1]} + {rank} input columns for a product of {self.k}"
-        assert down is None or (down.dtype in (torch.float32, torch.float16) and down.is_contiguous()
-                                and down.shape[1] == x.shape[-1])
-        rows = x.reshape(-1, x.shape[-1])
+        if width + rank > self.k or (down is not None and down.shape[1] != width):
+            raise ValueError(f"{width} + {rank} input columns for a product of {self.k}")
+        rows = x.reshape(-1, width)
         if rows.dtype != torch.float32 or rows.stride(-1) != 1:
             rows = rows.float().contiguous()
         y = torch.empty(rows.shape[0], self.n)
-        half = down is not None and down.dtype == torch.float16
-        if rows.shape[0] and self.lib.dc_tiles_mm(rows.data_ptr(), rows.shape[0], rows.shape[1], rows.stride(0),
-                                                  None if down is None else down.data_ptr(), half, rank,
-                                                  self.weights.data_ptr(), y.data_ptr(), self.n, self.k,
-                                                  torch.get_num_threads()) != 0:
+        if down is None:
+            down_address, half = None, 0
+        else:
+            if down.dtype not in self.down_dtypes or not down.is_contiguous():
+                raise ValueError(f"a down-projection of {down.dtype}, contiguous: {down.is_contiguous()}")
+            down_address, half = down.data_ptr(), int(down.dtype is torch.float16)
+        if rows.shape[0] and self._mm(rows.data_ptr(), rows.shape[0], width, rows.stride(0), down_address, half, rank,
+                                      self._address, y.data_ptr(), self.n, self.k, torch.get_num_threads()) != 0:
             raise MemoryError("the int4 kernel could not allocate its input rows")
         return y.view(*x.shape[:-1], self.n)

@@ -127,7 +127,7 @@ class GapAdapt:
         self.every_row = bool(gap.all())
         self.enabled = enabled
         self.segments = segments
-        self._by_layer: dict[int, tuple[int, torch.Tensor, torch.Tensor]] = {}
+        self._by_layer: dict[int, tuple[tuple[torch.Tensor, ...], torch.Tensor, torch.Tensor]] = {}
         if right is not None and not enabled:
             allowed, right = allowed & ~right, None
         if segments is None:
@@ -175,9 +175,10 @@ class GapAdapt:
             biased = base[..., start:] + right[..., start:] * self.adapter.right_bias[:, None, :, None, None]
             heads = self.adapter.right_bias.shape[1]
             buffer = base.expand(base.shape[0], heads, *base.shape[2:]).clone()
-            self._by_layer[key] = (start, biased, buffer)
-        start, biased, buffer = self._by_layer[key]
-        buffer[..., start:] = biased[layer]
+            # views made once a forward: slicing a tensor a layer cost more than the copy itself
+            self._by_layer[key] = (biased.unbind(0), buffer[..., start:], buffer)
+        biased_by_layer, tail, buffer = self._by_layer[key]
+        tail.copy_(biased_by_layer[layer])
         return buffer
 
     def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

@@ -113,12 +113,12 @@ def test_a_lora_saved_in_float16_is_read_in_float16_for_the_same_bits(tiles):
     with torch.inference_mode():
         product._full[product.width :] = product._full[product.width :].half().float()
         product._down = None
-        as_float32 = decoding_call(product, y)
         down = product._int4_down()
         assert down.dtype == (torch.float32 if tiles is None else torch.float16)
         assert torch.equal(down.float(), product._full[product.width :])
-        product._down = (product._full, down.float(), None)
-        assert torch.equal(decoding_call(product, y), as_float32)
+        as_read = decoding_call(product, y)
+        product._down = (product._full, product.int4, down.float())  # the same values, read in float32
+        assert torch.equal(decoding_call(product, y), as_read)
 
 
 def _dequantized(weight: torch.Tensor) -> torch.Tensor:
