@@ -70,30 +70,56 @@ static void widen_row(const float* x, int64_t r, int64_t kx, int64_t stride, int
     for (int64_t k = kx + rank; k < K; k++) out[k] = 0.0f;
 }
 
-/* Row r's products by rows j0..j0 + DOWN_CHUNK of `down` (a LoRA's down-projection, rank x kx, float32 or,
-   with `half`, float16: the same float32 values where the adapter was saved in float16, half the bytes to
-   read), each in 8 lanes then the lanes in order, as input columns kx + j. */
-static void down_chunk(const float* x, int64_t r, int64_t kx, int64_t stride, const void* down, int half,
-                       int64_t rank, int64_t j0, int64_t K, float* xe) {
-    const float* row = x + r * stride;
+#define DOWN_ROWS 4  /* rows a task of the down-projection runs together: its values are read once for them */
+
+static inline __m256 down_values(const void* down, int half, int64_t j, int64_t kx, int64_t k) {
+    return half ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)((const uint16_t*)down + j * kx + k)))
+                : _mm256_loadu_ps((const float*)down + j * kx + k);
+}
+
+static inline float down_value(const void* down, int half, int64_t j, int64_t kx, int64_t k) {
+    return half ? _cvtsh_ss(((const uint16_t*)down)[j * kx + k]) : ((const float*)down)[j * kx + k];
+}
+
+/* Rows r0 .. r0 + n (n <= DOWN_ROWS) times rows j0 .. j0 + DOWN_CHUNK of `down` (a LoRA's down-projection, rank
+   x kx, float32 or, with `half`, float16: the same float32 values where the adapter was saved in float16,
+   half the bytes to read), as input columns kx + j. Each product is 8 lanes of multiply-adds along k, then
+   the lanes in order, then the tail, whatever rows run beside it (n rows at a time: independent chains, and
+   the down-projection read once for them). */
+static inline __attribute__((always_inline)) void down_rows(
+    const int n, const float* x, int64_t r0, int64_t kx, int64_t stride, const void* down, int half, int64_t rank,
+    int64_t j0, int64_t K, float* xe) {
     const int64_t whole = kx / 8 * 8;
     for (int64_t j = j0; j < rank && j < j0 + DOWN_CHUNK; j++) {
-        const float* d = (const float*)down + j * kx;
-        const uint16_t* h = (const uint16_t*)down + j * kx;
-        __m256 acc = _mm256_setzero_ps();
+        __m256 acc[DOWN_ROWS];
+        for (int i = 0; i < n; i++) acc[i] = _mm256_setzero_ps();
         for (int64_t k = 0; k < whole; k += 8) {
-            const __m256 w = half ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(h + k))) : _mm256_loadu_ps(d + k);
-            acc = _mm256_fmadd_ps(_mm256_loadu_ps(row + k), w, acc);
+            const __m256 w = down_values(down, half, j, kx, k);
+            for (int i = 0; i < n; i++) acc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(x + (r0 + i) * stride + k), w, acc[i]);
         }
-        float tail = 0.0f;
-        for (int64_t k = whole; k < kx; k++) tail = fmaf(row[k], half ? _cvtsh_ss(h[k]) : d[k], tail);
-        xe[r * K + kx + j] = lanes_sum(acc) + tail;
+        for (int i = 0; i < n; i++) {
+            const float* row = x + (r0 + i) * stride;
+            float tail = 0.0f;
+            for (int64_t k = whole; k < kx; k++) tail = fmaf(row[k], down_value(down, half, j, kx, k), tail);
+            xe[(r0 + i) * K + kx + j] = lanes_sum(acc[i]) + tail;
+        }
     }
 }
 
-/* The sum of each group g0 <= g < g1 of 32 of row r's inputs (in 8 lanes, then the lanes in order). */
-static void group_sums(int64_t r, int64_t g0, int64_t g1, int64_t K, const float* xe, float* sums) {
-    for (int64_t g = g0; g < g1; g++) {
+/* `down_rows` with n a constant (its chains then stay in registers). */
+static void down_chunk(const float* x, int64_t r0, int n, int64_t kx, int64_t stride, const void* down, int half,
+                       int64_t rank, int64_t j0, int64_t K, float* xe) {
+    switch (n) {
+        case 4: down_rows(4, x, r0, kx, stride, down, half, rank, j0, K, xe); break;
+        case 3: down_rows(3, x, r0, kx, stride, down, half, rank, j0, K, xe); break;
+        case 2: down_rows(2, x, r0, kx, stride, down, half, rank, j0, K, xe); break;
+        default: down_rows(1, x, r0, kx, stride, down, half, rank, j0, K, xe);
+    }
+}
+
+/* The sum of each group of 32 of row r's inputs (in 8 lanes, then the lanes in order). */
+static void group_sums(int64_t r, int64_t K, const float* xe, float* sums) {
+    for (int64_t g = 0; g < K / 32; g++) {
         const float* v = xe + r * K + 32 * g;
         sums[r * (K / 32) + g] = lanes_sum(_mm256_add_ps(_mm256_add_ps(_mm256_load_ps(v), _mm256_load_ps(v + 8)),
                                                          _mm256_add_ps(_mm256_load_ps(v + 16), _mm256_load_ps(v + 24))));
@@ -149,17 +175,22 @@ int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const 
     int failed = 0;
     #pragma omp parallel num_threads(threads) reduction(| : failed)
     {
-        /* Each row's own columns and its down-projection's chunks are tasks of one loop, so that a one-row
-           step's down-projection is read by every thread; the groups are summed once all are written. */
-        const int64_t chunks = (rank + DOWN_CHUNK - 1) / DOWN_CHUNK;
+        /* Each row's own columns and its down-projection's chunks (per DOWN_ROWS rows) are tasks of one
+           loop, so that a one-row step's down-projection is read by every thread; the groups are summed
+           once all are written. */
+        const int64_t chunks = (rank + DOWN_CHUNK - 1) / DOWN_CHUNK, blocks_of_rows = (rows + DOWN_ROWS - 1) / DOWN_ROWS;
         #pragma omp for schedule(static, 1)  /* round robin: the costly chunks spread over the threads */
-        for (int64_t t = 0; t < rows * (1 + chunks); t++) {
-            const int64_t r = t / (1 + chunks), c = t % (1 + chunks);
-            if (c == 0) widen_row(x, r, kx, stride, rank, K, xe);
-            else down_chunk(x, r, kx, stride, down, half, rank, (c - 1) * DOWN_CHUNK, K, xe);
+        for (int64_t t = 0; t < rows + blocks_of_rows * chunks; t++) {
+            if (t < rows) {
+                widen_row(x, t, kx, stride, rank, K, xe);
+                continue;
+            }
+            const int64_t r0 = (t - rows) / chunks * DOWN_ROWS, c = (t - rows) % chunks;
+            const int n = rows - r0 < DOWN_ROWS ? (int)(rows - r0) : DOWN_ROWS;
+            down_chunk(x, r0, n, kx, stride, down, half, rank, c * DOWN_CHUNK, K, xe);
         }
         #pragma omp for schedule(static)
-        for (int64_t r = 0; r < rows; r++) group_sums(r, 0, G, K, xe, sums);
+        for (int64_t r = 0; r < rows; r++) group_sums(r, K, xe, sums);
         float* q = aligned_alloc(32, (size_t)(G * (32 * 16 + 32)) * 4); /* this thread's widened groups */
         #pragma omp for schedule(static)
         for (int64_t b = 0; b < blocks; b++) {
