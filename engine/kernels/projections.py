@@ -202,9 +202,10 @@ class FusedProjections:
         reads for the same bits."""
         if self._down is None or self._down[0] is not self._full or self._down[1] is not self.int4:
             down = self._full[self.width :].contiguous()
-            half = down.half()
-            readable = self.int4 is not None and torch.float16 in self.int4.down_dtypes
-            self._down = (self._full, self.int4, half if readable and torch.equal(half.float(), down) else down)
+            if self.int4 is not None and torch.float16 in self.int4.down_dtypes:
+                half = down.half()
+                down = half if torch.equal(half.float(), down) else down
+            self._down = (self._full, self.int4, down)
         return self._down[2]
 
     def _kernel(self, x: torch.Tensor, mixed: bool = False, decoding: bool = False) -> Kernel:
