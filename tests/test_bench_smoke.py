@@ -26,6 +26,30 @@ def test_speed(tiny_dream, capsys):
     assert 0.0 <= out["agreement"] <= 1.0 and out["tokens_per_forward"] >= 1.0
 
 
+def test_speed_pools_every_case_with_its_spread(tiny_dream, capsys):
+    """`--repeat` times each request in turn and the `all` line pools the cases of every size."""
+    speed.main(["--model", str(tiny_dream), "--cases", "1", "--context", "256", "--repeat", "2"])
+    out = last_json(capsys)
+    low, high = out["speedup_vs_ar_interval"]
+    assert out["repeat"] == 2 and low <= out["speedup_vs_ar_all"] <= high
+
+
+def test_speed_ratio_over_cases_and_its_interval():
+    timings = [speed.Timing(1.0, 30, 2.0, 40), speed.Timing(0.5, 10, 0.5, 10)]
+    # fast: 40 tokens in 1.5 s; ar: 50 in 2.5 s
+    assert speed.pooled_ratio(timings) == pytest.approx((40 / 1.5) / (50 / 2.5))
+    low, high = speed.ratio_interval(timings)
+    alone = sorted(speed.pooled_ratio([t]) for t in timings)
+    assert (low, high) == pytest.approx(tuple(alone))  # resamples of two cases span each one alone
+    same = [speed.Timing(1.0, 12, 1.0, 10)] * 5
+    assert speed.ratio_interval(same) == pytest.approx((1.2, 1.2))
+
+
+def test_speed_refuses_a_repeat_below_one(tiny_dream):
+    with pytest.raises(SystemExit, match="--repeat 0"):
+        speed.main(["--model", str(tiny_dream), "--cases", "1", "--repeat", "0"])
+
+
 def test_speed_on_a_random_model_of_a_named_shape(capsys, monkeypatch):
     """`--shape open-dcoder-0.5b` builds a random model of that shape, its vocabulary the shape's, not the
     tiny tokenizer's (here a small shape stands in for the 0.5B one)."""
