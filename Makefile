@@ -51,7 +51,7 @@ CPU2 := OMP_NUM_THREADS=2 $(PY) -m
 URLPARSE = $(shell $(PY) -c "import httpx, pathlib; print(pathlib.Path(httpx.__file__).parent / '_urlparse.py')")
 figures: $(STAMP)
 	$(CPU2) bench.step
-	$(CPU2) bench.speed --cases 6
+	$(CPU2) bench.speed --cases 16
 	$(CPU2) bench.lsp_latency --pauses 20 --threads 2
 	OMP_NUM_THREADS=2 $(VENV)/bin/dcomplete infill $(URLPARSE):256 -v > /dev/null
 	OMP_NUM_THREADS=2 $(VENV)/bin/dcomplete infill $(URLPARSE):256 -v > /dev/null
