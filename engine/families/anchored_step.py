@@ -79,8 +79,10 @@ class AnchoredPredictor:
                 positions[b, :length], segments[b, :length] = layout(length, row.spans, self.room)
             positions, segments = positions.to(batch.x.device), segments.to(batch.x.device)
             self._views.clear()
-            self._views[key] = (positions, segments,
-                                right_view(segments, positions, self.room, self.model.adapter.shape.max_right))
+            # with the adapter off, committed rows see no right context (`GapAdapt` closes their pairs) and
+            # no candidate's logits come from a mask row: the copies would be built and read for nothing
+            right = self.model.adapter.shape.max_right if self.params.adapter else 0
+            self._views[key] = (positions, segments, right_view(segments, positions, self.room, right))
         positions, segments, view = self._views[key]
         return positions, segments, view, key
 
