@@ -149,13 +149,14 @@ def measure(engine: Engine, ar: torch.nn.Module | None, sample: list[Case], fast
     agree = 0
     fast_outputs = []
     for case in sample:
-        naive_times, fast_times, ar_times = [], [], []
+        times: dict[str, list[float]] = {"naive": [], "fast": [], "ar": []}
         for _ in range(repeat):  # the modes take turns, so a drifting machine slows each alike
             naive_ids, naive_f, naive_s, naive_w = run_diffusion(engine, case, naive_p)
             fast_ids, fast_f, fast_s, fast_w = run_diffusion(engine, case, fast_p)
             ar_s, ar_w = run_ar(ar, engine, case)
-            naive_times.append(naive_s), fast_times.append(fast_s), ar_times.append(ar_s)
-        naive_s, fast_s, ar_s = (statistics.median(times) for times in (naive_times, fast_times, ar_times))
+            for mode, seconds in (("naive", naive_s), ("fast", fast_s), ("ar", ar_s)):
+                times[mode].append(seconds)
+        naive_s, fast_s, ar_s = (statistics.median(times[mode]) for mode in ("naive", "fast", "ar"))
         if timings is not None:
             timings.append(Timing(fast_s, fast_w, ar_s, ar_w))
         for mode, seconds, count in (("naive", naive_s, naive_w), ("fast", fast_s, fast_w), ("ar", ar_s, ar_w)):
