@@ -27,7 +27,7 @@ where the text after it takes over, so it often writes fewer tokens than its bas
 is done sooner even where its tokens/s is lower.
 
 Which cases a row draws moves its ratios more than the machine does (six cases a size gave fast 1.12-1.19x
-`ar`, eight 1.26-1.40x, sixteen 1.18-1.32x, the same hour), so the `all` line pools every case of every size
+`ar`, eight 1.24-1.43x, sixteen 1.18-1.32x, within 40 minutes), so the `all` line pools every case of every size
 and gives, beside its ratio, the range that 90% of bootstrap resamples of those cases fall in: a target is
 met when that range clears it, not when one draw does. `--repeat N` times each request N times, the modes
 taking turns, and keeps each one's median, for a machine that drifts. The last line is JSON.

@@ -89,7 +89,8 @@ def pack(codes: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor) -> torc
     q = codes.to(torch.uint8).view(n // 16, 16, groups, 8, 2, 2)  # block, output, group, chunk, nibble, pair
     nibbles = (q[..., 0, :] | (q[..., 1, :] << 4)).permute(0, 2, 3, 1, 4).reshape(n // 16, groups, 256)
     scales = torch.stack([scale, offset]).to(torch.bfloat16).view(2, n // 16, 16, groups).permute(1, 3, 0, 2)
-    return torch.cat([nibbles, scales.reshape(n // 16, groups, 32).view(torch.uint8)], -1).contiguous()
+    # contiguous before the byte view: with one block of outputs the reshape is a view of odd strides
+    return torch.cat([nibbles, scales.reshape(n // 16, groups, 32).contiguous().view(torch.uint8)], -1).contiguous()
 
 
 @dataclass(frozen=True)
@@ -127,8 +128,10 @@ class TileInt4Product:
         `down` gives the bits its float32 values give."""
         width = x.shape[-1]
         rank = 0 if down is None else down.shape[0]
-        if width + rank > self.k or (down is not None and down.shape[1] != width):
+        if width + rank > self.k:
             raise ValueError(f"{width} + {rank} input columns for a product of {self.k}")
+        if down is not None and down.shape[1] != width:
+            raise ValueError(f"a down-projection of {down.shape[1]} columns for {width} input columns")
         rows = x.reshape(-1, width)
         if rows.dtype != torch.float32 or rows.stride(-1) != 1:
             rows = rows.float().contiguous()

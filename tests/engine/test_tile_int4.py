@@ -149,3 +149,19 @@ def test_a_cache_folder_that_cannot_be_written_gets_a_process_of_its_own_copy(tm
     monkeypatch.setenv("DCOMPLETE_CACHE", str(blocked))
     lib = TILE_INT4.library()
     assert lib is not None and not Path(lib._name).is_relative_to(blocked)
+
+
+@needs_avx2
+def test_a_product_refuses_inputs_of_the_wrong_shape_or_type():
+    """A call the kernel would read out of bounds is a one-line error naming what was wrong, before C runs."""
+    lib = INT4_AVX2.library()
+    assert lib is not None
+    product = TileInt4Product(pack(*_weight(16, 64, seed=3)), lib)
+    x = torch.randn(2, 40)
+    with pytest.raises(ValueError, match="40 \\+ 32 input columns for a product of 64"):
+        product(x, torch.randn(32, 40))
+    with pytest.raises(ValueError, match="a down-projection of 39 columns for 40 input columns"):
+        product(x, torch.randn(8, 39))
+    with pytest.raises(ValueError, match="torch.bfloat16"):
+        product(x, torch.randn(8, 40).to(torch.bfloat16))
+    assert product(x, torch.randn(8, 40)).shape == (2, 16)
