@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.kernels.block_products import BLOCK, Blocks, fields
+from engine.kernels.int8_blocks import Int8BlockProduct
 from engine.kernels.tile_int4 import TileInt4Product, pack
 
 KINDS = ("Q4_0", "Q4_1")
@@ -95,14 +96,18 @@ def low_rank_input(x: torch.Tensor, down: torch.Tensor, k: int) -> torch.Tensor:
     return wide.view(*x.shape[:-1], k)
 
 
-FourBit: TypeAlias = Int4Product | TileInt4Product  # what the `int4` kernel of a product runs
+OwnBlocks: TypeAlias = Int4Product | TileInt4Product | Int8BlockProduct
+"""What the `int4` kernel of a product runs: the checkpoint's own blocks on a native kernel (4-bit; the 8-bit
+head on the AVX2 build, `engine.kernels.int8_blocks`)."""
 
 
-def restored(tensors: dict[str, torch.Tensor], tiles: ctypes.CDLL | None) -> FourBit | None:
-    """The 4-bit product `tensors()` gave (without the "int4." prefix), on `tiles` (dcomplete's built int4
-    kernel) for its own layout; None when the tensors are of a kind this process cannot run."""
+def restored(tensors: dict[str, torch.Tensor], tiles: ctypes.CDLL | None) -> OwnBlocks | None:
+    """The product `tensors()` gave (without the "int4." prefix), on `tiles` (dcomplete's built int4
+    kernel) for its own layouts; None when the tensors are of a kind this process cannot run."""
     if "tiles" in tensors:
         return None if tiles is None else TileInt4Product(tensors["tiles"], tiles)
+    if "tiles8" in tensors:
+        return None if tiles is None or not hasattr(tiles, "dc_int8_mm") else Int8BlockProduct(tensors["tiles8"], tiles)
     if "codes" in tensors:
         return Int4Product(tensors["codes"], tensors["scales"])
     return None
@@ -116,7 +121,7 @@ def fits(parts: Sequence[Blocks]) -> bool:
 
 
 def from_blocks(parts: Sequence[Blocks], extra: torch.Tensor | None = None,
-                tiles: ctypes.CDLL | None = None) -> FourBit:
+                tiles: ctypes.CDLL | None = None) -> OwnBlocks:
     """The product by the stacked `parts` (Q4_0 or Q4_1 blocks of one kind, as `fits`), followed by the
     input columns `extra` (N, E) when given, quantized here to 4 bits in groups of 32 (`quantize_columns`);
     on `tiles` (dcomplete's built int4 kernel, `engine.loading.native_build.int4_library`) when given."""

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.kernels.block_products import BlockProduct
-from engine.kernels.int4_product import FourBit
+from engine.kernels.int4_product import OwnBlocks
 from engine.kernels.packed import LowWeight, PackedWeight, pack, plain
 
 
@@ -108,9 +108,9 @@ class FusedProjections:
         self.low: dict[Kernel, LowWeight] = {}  # `_full` in a `LOW` kernel's dtype, per kernel in use
         self.merged: dict[Kernel, LowWeight] = {}  # the same with the LoRA added in, when there is one
         self.blocks: BlockProduct | None = None  # the checkpoint's own blocks of `weight`, when it has them
-        self.int4: FourBit | None = None  # the same 4-bit blocks for the int4 kernel (torch's, or on AMX tiles)
+        self.int4: OwnBlocks | None = None  # its own blocks for the int4 kernel (torch's, or dcomplete's)
         # (`_full`, `int4`, then `_int4_down()` of them: contiguous, and in float16 where exact and int4 reads it)
-        self._down: tuple[torch.Tensor, FourBit | None, torch.Tensor] | None = None
+        self._down: tuple[torch.Tensor, OwnBlocks | None, torch.Tensor] | None = None
         self.up: torch.Tensor | None = None  # block-diagonal up-projections (width, rank total)
         self.scale = 1.0
         self.compiled: Callable[[torch.Tensor], torch.Tensor] | None = None  # x (1, rows, K) -> (1, rows, width)

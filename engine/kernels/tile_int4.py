@@ -13,7 +13,7 @@ codes, where torch's kernel rounds its output to bfloat16.
 A CPU without AMX runs the same layout on `int4_avx2.c` (AVX2 and FMA: each block's codes widened to
 float32 once a call, then every row's FMAs), where torch's int4 kernel is slower than float32 and its float16
 product reads the weight once per row (AVX2 emulated on the Xeon: a one-row step's products 26.5 ms, 16 rows
-155 ms, on float16 copies).
+155 ms, on float16 copies). The AVX2 build also runs a checkpoint's 8-bit blocks (`engine.kernels.int8_blocks`).
 
 The C sources are compiled on the machine that runs them (`engine.loading.native_build`); this module knows
 the layout, the call and the check a build must pass.
@@ -94,13 +94,12 @@ def pack(codes: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor) -> torc
 
 
 @dataclass(frozen=True)
-class TileInt4Product:
-    """x (..., K or fewer columns: the missing ones are zero) times a weight (N, K) in `pack`'s layout
-    (N / 16, K / 32, 320 bytes), in float32, on the built kernel `lib` (`bind`)."""
+class NativeProduct:
+    """A weight (N, K) in a built kernel's layout (N / 16 blocks of 16 outputs, K / 32 groups, the bytes of
+    one block's group last) and the kernel's entry point in `lib`."""
 
     weights: torch.Tensor
     lib: ctypes.CDLL
-    down_dtypes: ClassVar[tuple[torch.dtype, ...]] = (torch.float32, torch.float16)  # what `down` may be
     n: int = field(init=False)
     k: int = field(init=False)
     # what each call passes, found once: a decoding step makes 120 calls, where Python's share of one was
@@ -110,8 +109,22 @@ class TileInt4Product:
 
     def __post_init__(self) -> None:
         for name, value in (("n", self.weights.shape[0] * 16), ("k", self.weights.shape[1] * BLOCK),
-                            ("_mm", self.lib.dc_tiles_mm), ("_address", self.weights.data_ptr())):
+                            ("_mm", self._entry()), ("_address", self.weights.data_ptr())):
             object.__setattr__(self, name, value)
+
+    def _entry(self) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class TileInt4Product(NativeProduct):
+    """x (..., K or fewer columns: the missing ones are zero) times a weight (N, K) in `pack`'s layout
+    (N / 16, K / 32, 320 bytes), in float32, on the built kernel `lib` (`bind`)."""
+
+    down_dtypes: ClassVar[tuple[torch.dtype, ...]] = (torch.float32, torch.float16)  # what `down` may be
+
+    def _entry(self) -> Any:
+        return self.lib.dc_tiles_mm
 
     @property
     def backend(self) -> str:

@@ -39,12 +39,13 @@ def path_for(sources: Sequence[Path | None]) -> Path:
     """The prepared file of a model built from `sources` (checkpoint files: path, size and mtime name them,
     as they do the modules that fuse the tensors) with the kernels calibration picks (the only load that
     keeps one), on this machine's CPU, threads and torch."""
-    from engine.kernels import int4_product, projections, row_attention, tile_int4
+    from engine.kernels import int4_product, int8_blocks, projections, row_attention, tile_int4
     from engine.loading.gguf_base import cache_root
     from engine.loading.tuning import machine_key
     from engine.models import anchored, layers
 
-    code = [Path(m.__file__) for m in (projections, layers, anchored, int4_product, tile_int4) if m.__file__]  # how tensors are made
+    code = [Path(m.__file__) for m in (projections, layers, anchored, int4_product, int8_blocks, tile_int4)
+            if m.__file__]  # how tensors are made
     # the C kernels' sources too: the calibration kept in the file measured their speed
     files = [s for s in sources if s is not None] + [*code, tile_int4.SOURCE, tile_int4.AVX2_SOURCE, *row_attention.SOURCES, Path(__file__)]
     key = machine_key(os.environ.get("DCOMPLETE_CALIBRATION", ""), str(int4_offered()), str([form.name for form in int4_forms()]),

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import torch
 
+from engine.kernels import int8_blocks
 from engine.kernels.block_products import BLOCK, SUPPORTED, BlockProduct, Blocks
 from engine.kernels.int4_product import fits, from_blocks
 from engine.kernels.int8 import Int8Projections
@@ -62,8 +63,14 @@ def attach_int4(model: Transformer, blocks: dict[str, Blocks]) -> None:
     """Give each fused product of `model` (fused, its adapter's LoRA attached) whose weights all came in
     4-bit blocks the kernel can take an `Int4Product` (the `int4` kernel of `projections.FusedProjections`):
     with a LoRA, its up-projection (times its scale) as extra input columns, which a decoding step fills
-    with the LoRA's down-projection of the row, so that one product adds the update."""
+    with the LoRA's down-projection of the row, so that one product adds the update. A product in 8-bit
+    blocks without a LoRA (SmolLM2's head) gets an `int8_blocks` product where the built kernel has one."""
     tiles = int4_library()
+    eight = tiles is not None and int8_blocks.offered(tiles)
     for group, parts in products_with_blocks(model, blocks):
-        if fits(parts) and group.weight.shape[1] % BLOCK == 0:
+        if group.weight.shape[1] % BLOCK:
+            continue
+        if fits(parts):
             group.int4 = from_blocks(parts, None if group.up is None else group.up * group.scale, tiles)
+        elif eight and tiles is not None and group.up is None and int8_blocks.fits(parts):
+            group.int4 = int8_blocks.from_blocks(parts, tiles)

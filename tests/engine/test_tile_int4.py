@@ -113,12 +113,13 @@ def test_a_failed_build_leaves_a_note_and_torch_s_kernel_serves(tmp_path):
 
 @needs_avx2
 def test_a_cpu_without_tiles_runs_the_avx2_kernel_in_its_products(tmp_path):
-    """With the tiles off (as on a CPU without them) the load's 4-bit products run on the AVX2 build."""
-    code = ("from engine import Engine; e = Engine.load('default', device='cpu'); "
-            "print(sorted({p.int4.backend for p in e.loaded.model.products() if p.int4}))")
+    """With the tiles off (as on a CPU without them) the load's 4-bit products run on the AVX2 build, and its
+    8-bit head on the build's 8-bit product (`engine.kernels.int8_blocks`)."""
+    code = ("from engine import Engine; e = Engine.load('default', device='cpu'); m = e.loaded.model; "
+            "print(sorted({p.int4.backend for p in m.products() if p.int4}), type(m.head.int4).__name__)")
     loaded = _in_fresh_process(tmp_path, code, DCOMPLETE_INT4_TILES="off")
     assert loaded.returncode == 0, loaded.stderr
-    assert loaded.stdout.split() == [f"['{AVX2_BACKEND}']"]
+    assert loaded.stdout.split() == [f"['{AVX2_BACKEND}']", "Int8BlockProduct"]
     assert [k.name for k in int4_forms()] == [k.name for k in (TILE_INT4, INT4_AVX2) if k.wanted()]
 
 
