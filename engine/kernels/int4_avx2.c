@@ -6,12 +6,15 @@ y (rows, N) float32 = x (rows, kx) float32, followed by its products by a LoRA's
 where one is given, then zeros up to K, times W (N, K)^T, W in groups of 32 along K:
 w = (q - 8) * scale + offset, so y = sum over groups of scale * (x . q) + (offset - 8 scale) * sum(x).
 
-Per block of 16 outputs, every group's codes are widened to float32 once (16 outputs a pair of vectors, per
-input column), and then every row reads them: the weight is read once for all rows, where torch's float16
-product on such a machine reads it once per row. Inputs stay float32 (the AMX kernel rounds them to
-bfloat16). A row's arithmetic (two chains of FMAs per 8 outputs, even and odd columns, summed in a fixed
-order) is the same whatever rows run beside it and however many threads run: an output's bits do not
-depend on the row count.
+Each row is rounded to int8 per group of 32 inputs (its scale the group's largest magnitude / 127), as
+llama.cpp rounds rows for its AVX2 products (the AMX kernel rounds them to bfloat16); the offset's term
+takes the group's float32 sum. Per block of 16 outputs, every group's codes are spread to bytes once (a
+32-bit lane per output, four columns), and then every row's groups are integer dot products
+(`_mm256_maddubs_epi16`: 32 multiplies and 16 adds an instruction, where an FMA does 8): the weight is read
+once for all rows, where torch's float16 product on such a machine reads it once per row, and a product
+takes 0.4-0.5x the time float32 FMAs on widened codes took, at 1 to 16 rows. A row's arithmetic (integer
+sums, then a fixed order of float32 FMAs) is the same whatever rows run beside it and however many threads
+run: an output's bits do not depend on the row count.
 
 The same file runs an 8-bit product (`dc_int8_mm`, `engine.kernels.int8_blocks`) for a checkpoint's 8-bit
 blocks (SmolLM2's vocabulary projection, Q8_0): torch's float16 and bfloat16 products on such a machine read
@@ -30,23 +33,21 @@ int dc_tiles_init(void) { return 0; }
 int dc_tiles_form(void) { return 1; }
 
 /* Group g's 256 bytes of codes (tile_int4.c's layout: in chunk c, byte 2j + e holds output j's column
-   4c + e in its low nibble and 4c + 2 + e in its high one) as q (32 columns x 16 outputs) float32. */
-static inline void widen_group(const uint8_t* codes, float* q) {
-    const __m256i low = _mm256_set1_epi16(0x000F);
+   4c + e in its low nibble and 4c + 2 + e in its high one) as bytes, two vectors per chunk: each 32-bit
+   lane one output's columns 4c..4c + 3, the first vector outputs 0-3 and 8-11, the second 4-7 and 12-15
+   (`LANE`). */
+static inline void spread_group(const uint8_t* codes, __m256i* cw) {
+    const __m256i low = _mm256_set1_epi16(0x0F0F);
     for (int c = 0; c < 8; c++) {
         const __m256i v = _mm256_loadu_si256((const __m256i*)(codes + 32 * c));
-        /* 16-bit lane j: output j's two columns of the chunk's low nibbles (bytes 2j, 2j + 1), and of the high */
-        const __m256i nibbles[2] = {_mm256_and_si256(v, _mm256_set1_epi16(0x0F0F)),
-                                    _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi16(0x0F0F))};
-        for (int h = 0; h < 2; h++)
-            for (int e = 0; e < 2; e++) {
-                const __m256i column = e ? _mm256_srli_epi16(nibbles[h], 8) : _mm256_and_si256(nibbles[h], low);
-                float* to = q + (4 * c + 2 * h + e) * 16;
-                _mm256_store_ps(to, _mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(column))));
-                _mm256_store_ps(to + 8, _mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(column, 1))));
-            }
+        const __m256i first = _mm256_and_si256(v, low), second = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+        cw[2 * c] = _mm256_unpacklo_epi16(first, second);
+        cw[2 * c + 1] = _mm256_unpackhi_epi16(first, second);
     }
 }
+
+/* Where output o's float32 lane is in a spread block's pair of vectors (0-7 the first, 8-15 the second). */
+#define LANE(o) (((o) & 3) + (((o) >> 3) << 2) + ((((o) >> 2) & 1) << 3))
 
 /* 16 bfloat16 as float32. */
 static inline void widen_bf16(const uint16_t* p, float* to) {
@@ -168,6 +169,68 @@ static inline __attribute__((always_inline)) void block_rows(const int m, const 
         for (int h = 0; h < 2; h++) _mm256_storeu_ps(y + (r0 + i) * N + 16 * b + 8 * h, acc[i][h]);
 }
 
+/* Row r's inputs (xe) rounded to int8 per group of 32: xq = round(x * 127 / max |x|), the group's scale
+   max |x| / 127 in sx (zero for a group of zeros). */
+static void quantize_row(const float* xe, int64_t r, int64_t K, int8_t* xq, float* sx) {
+    const int64_t G = K / 32;
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int64_t g = 0; g < G; g++) {
+        const float* v = xe + r * K + 32 * g;
+        __m256 m = _mm256_andnot_ps(sign, _mm256_load_ps(v));
+        for (int u = 1; u < 4; u++) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_load_ps(v + 8 * u)));
+        float lanes[8], amax = 0.0f;
+        _mm256_storeu_ps(lanes, m);
+        for (int l = 0; l < 8; l++) amax = lanes[l] > amax ? lanes[l] : amax;
+        sx[r * G + g] = amax / 127.0f;
+        const __m256 inv = _mm256_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
+        __m256i q[4];
+        for (int u = 0; u < 4; u++) q[u] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(v + 8 * u), inv));
+        const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        _mm256_store_si256((__m256i*)(xq + r * K + 32 * g), _mm256_permutevar8x32_epi32(bytes, order));
+    }
+}
+
+/* Rows r0.. (m of them, int8 in xq with their groups' scales sx and float32 sums) times one block of 16
+   outputs spread in cw (G x 16 vectors) with scales and shifts (offset - 8 scale) per group in `LANE`
+   order: y[r][16 b..] for each row. A group's eight chunks add up in 16 bits (at most 8 x 2 x 15 x 127),
+   then in 32. */
+static inline __attribute__((always_inline)) void block_rows_int8(
+    const int m, const int8_t* xq, const float* sx, const float* sums, int64_t r0, int64_t K, const __m256i* cw,
+    const float* scales, const float* shifts, float* y, int64_t N, int64_t b) {
+    const int64_t G = K / 32;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[4][2];
+    for (int i = 0; i < m; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int64_t g = 0; g < G; g++) {
+        const __m256i* cg = cw + g * 16;
+        __m256i t[4][2];
+        for (int i = 0; i < m; i++) t[i][0] = t[i][1] = _mm256_setzero_si256();
+        for (int c = 0; c < 8; c++) {
+            const __m256i w0 = _mm256_load_si256(cg + 2 * c), w1 = _mm256_load_si256(cg + 2 * c + 1);
+            for (int i = 0; i < m; i++) {
+                int32_t four;
+                __builtin_memcpy(&four, xq + (r0 + i) * K + 32 * g + 4 * c, 4);
+                const __m256i xb = _mm256_set1_epi32(four);
+                t[i][0] = _mm256_add_epi16(t[i][0], _mm256_maddubs_epi16(w0, xb));
+                t[i][1] = _mm256_add_epi16(t[i][1], _mm256_maddubs_epi16(w1, xb));
+            }
+        }
+        for (int h = 0; h < 2; h++) {
+            const __m256 scale = _mm256_load_ps(scales + g * 16 + 8 * h), shift = _mm256_load_ps(shifts + g * 16 + 8 * h);
+            for (int i = 0; i < m; i++) {
+                const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(t[i][h], ones));
+                acc[i][h] = _mm256_fmadd_ps(dot, _mm256_mul_ps(scale, _mm256_set1_ps(sx[(r0 + i) * G + g])), acc[i][h]);
+                acc[i][h] = _mm256_fmadd_ps(_mm256_set1_ps(sums[(r0 + i) * G + g]), shift, acc[i][h]);
+            }
+        }
+    }
+    for (int i = 0; i < m; i++) {
+        _mm256_storeu_ps(y + (r0 + i) * N + 16 * b, _mm256_permute2f128_ps(acc[i][0], acc[i][1], 0x20));
+        _mm256_storeu_ps(y + (r0 + i) * N + 16 * b + 8, _mm256_permute2f128_ps(acc[i][0], acc[i][1], 0x31));
+    }
+}
+
 /* y = [x, x down^T] W^T as above (down: NULL where rank is 0, float16 where `half`; kx + rank <= K); x's
    rows `stride` floats apart, y contiguous. Returns 0, or -1 where memory ran out. */
 int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const void* down, int half,
@@ -175,48 +238,59 @@ int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const 
     const int64_t G = K / 32, blocks = N / 16;
     float* xe = aligned_alloc(32, (size_t)(rows * K * 4 + 32));
     float* sums = malloc((size_t)(rows * G * 4 + 4));
-    if (xe == NULL || sums == NULL) { free(xe); free(sums); return -1; }
-    int failed = 0;
-    #pragma omp parallel num_threads(threads) reduction(| : failed)
-    {
-        /* Each row's own columns and its down-projection's chunks (per DOWN_ROWS rows) are tasks of one
-           loop, so that a one-row step's down-projection is read by every thread; the groups are summed
-           once all are written. */
-        const int64_t chunks = (rank + DOWN_CHUNK - 1) / DOWN_CHUNK, blocks_of_rows = (rows + DOWN_ROWS - 1) / DOWN_ROWS;
-        #pragma omp for schedule(static, 1)  /* round robin: the costly chunks spread over the threads */
-        for (int64_t t = 0; t < rows + blocks_of_rows * chunks; t++) {
-            if (t < rows) {
-                widen_row(x, t, kx, stride, rank, K, xe);
-                continue;
+    float* sx = malloc((size_t)(rows * G * 4 + 4));
+    int8_t* xq = aligned_alloc(32, (size_t)(rows * K + 32));
+    int failed = xe == NULL || sums == NULL || sx == NULL || xq == NULL;
+    if (!failed) {
+        #pragma omp parallel num_threads(threads) reduction(| : failed)
+        {
+            /* Each row's own columns and its down-projection's chunks (per DOWN_ROWS rows) are tasks of one
+               loop, so that a one-row step's down-projection is read by every thread; the groups are summed
+               and rounded once all are written. */
+            const int64_t chunks = (rank + DOWN_CHUNK - 1) / DOWN_CHUNK, blocks_of_rows = (rows + DOWN_ROWS - 1) / DOWN_ROWS;
+            #pragma omp for schedule(static, 1)  /* round robin: the costly chunks spread over the threads */
+            for (int64_t t = 0; t < rows + blocks_of_rows * chunks; t++) {
+                if (t < rows) {
+                    widen_row(x, t, kx, stride, rank, K, xe);
+                    continue;
+                }
+                const int64_t r0 = (t - rows) / chunks * DOWN_ROWS, c = (t - rows) % chunks;
+                const int n = rows - r0 < DOWN_ROWS ? (int)(rows - r0) : DOWN_ROWS;
+                down_chunk(x, r0, n, kx, stride, down, half, rank, c * DOWN_CHUNK, K, xe);
             }
-            const int64_t r0 = (t - rows) / chunks * DOWN_ROWS, c = (t - rows) % chunks;
-            const int n = rows - r0 < DOWN_ROWS ? (int)(rows - r0) : DOWN_ROWS;
-            down_chunk(x, r0, n, kx, stride, down, half, rank, c * DOWN_CHUNK, K, xe);
+            #pragma omp for schedule(static)
+            for (int64_t r = 0; r < rows; r++) {
+                group_sums(r, K, xe, sums);
+                quantize_row(xe, r, K, xq, sx);
+            }
+            __m256i* cw = aligned_alloc(32, (size_t)(G * 16 * 32 + G * 32 * 4)); /* this thread's spread groups */
+            #pragma omp for schedule(static)
+            for (int64_t b = 0; b < blocks; b++) {
+                if (cw == NULL) { failed = 1; continue; }
+                float* scales = (float*)(cw + G * 16);
+                float* shifts = scales + G * 16;
+                for (int64_t g = 0; g < G; g++) {
+                    const uint8_t* w = weights + (b * G + g) * 320;
+                    spread_group(w, cw + g * 16);
+                    float scale[16], offset[16];
+                    widen_bf16((const uint16_t*)(w + 256), scale);
+                    widen_bf16((const uint16_t*)(w + 256) + 16, offset);
+                    for (int o = 0; o < 16; o++) {
+                        scales[g * 16 + LANE(o)] = scale[o];
+                        shifts[g * 16 + LANE(o)] = offset[o] - 8.0f * scale[o];
+                    }
+                }
+                int64_t r0 = 0;
+                for (; rows - r0 >= 4; r0 += 4) block_rows_int8(4, xq, sx, sums, r0, K, cw, scales, shifts, y, N, b);
+                for (; r0 < rows; r0++) block_rows_int8(1, xq, sx, sums, r0, K, cw, scales, shifts, y, N, b);
+            }
+            free(cw);
         }
-        #pragma omp for schedule(static)
-        for (int64_t r = 0; r < rows; r++) group_sums(r, K, xe, sums);
-        float* q = aligned_alloc(32, (size_t)(G * (32 * 16 + 32)) * 4); /* this thread's widened groups */
-        #pragma omp for schedule(static)
-        for (int64_t b = 0; b < blocks; b++) {
-            if (q == NULL) { failed = 1; continue; }
-            float* scales = q + G * 32 * 16;
-            float* shifts = scales + G * 16;
-            for (int64_t g = 0; g < G; g++) {
-                const uint8_t* w = weights + (b * G + g) * 320;
-                widen_group(w, q + g * 32 * 16);
-                widen_bf16((const uint16_t*)(w + 256), scales + g * 16);
-                widen_bf16((const uint16_t*)(w + 256) + 16, shifts + g * 16);
-                for (int o = 0; o < 16; o++) shifts[g * 16 + o] -= 8.0f * scales[g * 16 + o];
-            }
-            for (int64_t r0 = 0; r0 < rows; r0 += 2) {
-                if (rows - r0 >= 2) block_rows(2, xe, sums, r0, K, q, scales, shifts, y, N, b);
-                else block_rows(1, xe, sums, r0, K, q, scales, shifts, y, N, b);
-            }
-        }
-        free(q);
     }
     free(xe);
     free(sums);
+    free(sx);
+    free(xq);
     return failed ? -1 : 0;
 }
 

@@ -10,10 +10,10 @@ group's scale and offset: a whole decoding step's products cost 7.1 ms at one ro
 beside it (the rule for every decoding kernel). Its sums are float32 over the file's own
 codes, where torch's kernel rounds its output to bfloat16.
 
-A CPU without AMX runs the same layout on `int4_avx2.c` (AVX2 and FMA: each block's codes widened to
-float32 once a call, then every row's FMAs), where torch's int4 kernel is slower than float32 and its float16
-product reads the weight once per row (AVX2 emulated on the Xeon: a one-row step's products 26.5 ms, 16 rows
-155 ms, on float16 copies). The AVX2 build also runs a checkpoint's 8-bit blocks (`engine.kernels.int8_blocks`).
+A CPU without AMX runs the same layout on `int4_avx2.c` (AVX2: each block's codes spread to bytes once a
+call, then every row's integer dot products on rows rounded to int8 per group of 32, as llama.cpp rounds
+them), where torch's int4 kernel is slower than float32 and its float16 product reads the weight once per
+row (AVX2 emulated on the Xeon: a one-row step's products 26.5 ms, 16 rows 155 ms, on float16 copies). The AVX2 build also runs a checkpoint's 8-bit blocks (`engine.kernels.int8_blocks`).
 
 The C sources are compiled on the machine that runs them (`engine.loading.native_build`); this module knows
 the layout, the call and the check a build must pass.
@@ -66,18 +66,36 @@ def checks(lib: ctypes.CDLL) -> bool:
     offset = torch.randn(32, 3, generator=generator).to(torch.bfloat16).float() / 8
     down = (torch.randn(8, 60, generator=generator) / 8).half().float()  # float16's values, given either way
     product = TileInt4Product(pack(codes, scale, offset), lib)
-    weight = ((codes.double() - 8) * scale.double().repeat_interleave(BLOCK, 1)
-              + offset.double().repeat_interleave(BLOCK, 1))
     for rows in (3, 20):
         x = torch.randn(rows, 60, generator=generator)
         y = product(x, down)
-        wide = F.pad(torch.cat([x, x @ down.T], 1), (0, 28))
-        wide = (wide if lib.dc_tiles_form() else wide.to(torch.bfloat16)).double()  # the tiles' rows are bfloat16
+        wide = expected(F.pad(torch.cat([x, x @ down.T], 1), (0, 28)), codes, scale, offset, lib.dc_tiles_form() == 1)
         alone = torch.cat([product(x[i : i + 1], down) for i in range(rows)])
-        if not (torch.allclose(y.double(), wide @ weight.T, rtol=1e-2, atol=1e-2) and torch.equal(alone, y)
+        if not (torch.allclose(y.double(), wide, rtol=1e-2, atol=1e-2) and torch.equal(alone, y)
                 and torch.equal(product(x, down.half()), y)):
             return False
     return True
+
+
+def int8_rows(x: torch.Tensor) -> torch.Tensor:
+    """x (rows, K: a multiple of 32) as the AVX2 kernel multiplies it by the codes: each group of 32 rounded
+    to int8 steps of its largest magnitude / 127 (float64)."""
+    groups = x.float().reshape(x.shape[0], -1, BLOCK)
+    amax = groups.abs().amax(-1, keepdim=True)
+    codes = torch.round(groups * torch.where(amax > 0, 127.0 / amax, 0.0))
+    return (codes.double() * (amax / 127.0).double()).reshape(x.shape)
+
+
+def expected(rows: torch.Tensor, codes: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor,
+             avx2: bool) -> torch.Tensor:
+    """What a kernel's product of `rows` (rows, K) by the weight of `pack`'s arguments should be, in
+    float64, with the rows rounded as the kernel rounds them: to bfloat16 on the tiles; on AVX2 to int8
+    (`int8_rows`) in the codes' products, float32 in the offsets' (the groups' sums)."""
+    coded = codes.double() * scale.double().repeat_interleave(BLOCK, 1)
+    shifted = (offset.double() - 8 * scale.double()).repeat_interleave(BLOCK, 1)
+    if avx2:
+        return int8_rows(rows) @ coded.T + rows.double() @ shifted.T
+    return rows.to(torch.bfloat16).double() @ (coded + shifted).T
 
 
 def pack(codes: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor) -> torch.Tensor:

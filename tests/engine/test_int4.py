@@ -72,7 +72,7 @@ def _product(kind: str, tiles, rank: int = 4) -> tuple[FusedProjections, list[to
 @pytest.mark.parametrize("kind", ["Q4_0", "Q4_1"])
 def test_the_kernel_multiplies_by_the_file_s_own_weights(kind, tiles):
     """The codes are the file's own; only the per-block scales and offsets are rounded to bfloat16, and the
-    rows run in bfloat16."""
+    rows run in bfloat16 (in int8 per group of 32 on AVX2)."""
     blocks, exact = _blocks(kind, 96, 128, seed=0)
     product = from_blocks([Blocks(kind, blocks.data[:32]), Blocks(kind, blocks.data[32:])], tiles=tiles)
     x = torch.randn(3, 128, generator=torch.Generator().manual_seed(0))
@@ -95,7 +95,9 @@ def test_a_decoding_step_adds_the_lora_and_gives_a_row_the_same_bits_beside_othe
     with torch.inference_mode():
         got = torch.cat(product(x, DecodingRows(5), 0), -1)  # type: ignore[arg-type]
         expected = F.linear(x, product.weight) + F.linear(F.linear(x, torch.cat(downs)), up)
-        assert torch.allclose(got, expected, atol=0.01 * expected.abs().max()), kind
+        # rows rounded to bfloat16 (torch's kernel, the tiles) or to int8 per group of 32 (AVX2): within 2%
+        # of the largest output, where the LoRA's share is about a tenth of it
+        assert torch.allclose(got, expected, atol=0.02 * expected.abs().max()), kind
         for rows in (2, 3, 8, MAX_TABLE_ROWS, 40):  # 40: three passes of the tiles' 16 rows
             y = torch.randn(1, rows, 64)
             alone = torch.cat([decoding_call(product, y[:, i : i + 1]) for i in range(rows)], 1)
