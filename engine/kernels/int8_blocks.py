@@ -4,7 +4,7 @@ SmolLM2's GGUF keeps its (tied) vocabulary projection in 8-bit blocks, which the
 On a CPU without bfloat16 instructions its row-invariant copies (float16, bfloat16) go through products that
 read the weight once per row: on the Xeon held to AVX2, 2.5 ms at one row, 9.5 at four and 40.5 at sixteen,
 a quarter of a 16-row step. `int4_avx2.c`'s `dc_int8_mm` widens each block of codes to float32 once a call and
-runs every row's FMAs on it, in the order the 4-bit product uses: 2.4 / 3.3 / 15.4 ms, a row's bits the same
+runs every row's float32 FMAs on it in a fixed order: 2.4 / 3.3 / 15.4 ms, a row's bits the same
 whatever rows run beside it, and the values the file holds (int8 times its float16 scale) exactly, where the
 bfloat16 copy rounds them.
 
