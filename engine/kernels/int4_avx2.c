@@ -131,44 +131,6 @@ static void group_sums(int64_t r, int64_t K, const float* xe, float* sums) {
     }
 }
 
-/* Rows r0.. (m of them) times one block of 16 outputs whose groups are widened in q (G x 32 x 16) with
-   scales and shifts (offset - 8 scale) per group: y[r][16 b..] for each row. */
-static inline __attribute__((always_inline)) void block_rows(const int m, const float* xe, const float* sums,
-                                                             int64_t r0, int64_t K, const float* q,
-                                                             const float* scales, const float* shifts, float* y,
-                                                             int64_t N, int64_t b) {
-    const int64_t G = K / 32;
-    __m256 acc[2][2];
-    for (int i = 0; i < m; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-    for (int64_t g = 0; g < G; g++) {
-        const float* qg = q + g * 32 * 16;
-        __m256 t[2][4];
-        for (int i = 0; i < m; i++)
-            for (int u = 0; u < 4; u++) t[i][u] = _mm256_setzero_ps();
-        for (int k = 0; k < 32; k += 2) {
-            const __m256 e0 = _mm256_load_ps(qg + k * 16), e1 = _mm256_load_ps(qg + k * 16 + 8);
-            const __m256 o0 = _mm256_load_ps(qg + k * 16 + 16), o1 = _mm256_load_ps(qg + k * 16 + 24);
-            for (int i = 0; i < m; i++) {
-                const float* row = xe + (r0 + i) * K + 32 * g + k;
-                const __m256 even = _mm256_broadcast_ss(row), odd = _mm256_broadcast_ss(row + 1);
-                t[i][0] = _mm256_fmadd_ps(even, e0, t[i][0]);
-                t[i][1] = _mm256_fmadd_ps(even, e1, t[i][1]);
-                t[i][2] = _mm256_fmadd_ps(odd, o0, t[i][2]);
-                t[i][3] = _mm256_fmadd_ps(odd, o1, t[i][3]);
-            }
-        }
-        for (int h = 0; h < 2; h++) {
-            const __m256 scale = _mm256_load_ps(scales + g * 16 + 8 * h), shift = _mm256_load_ps(shifts + g * 16 + 8 * h);
-            for (int i = 0; i < m; i++) {
-                acc[i][h] = _mm256_fmadd_ps(_mm256_add_ps(t[i][h], t[i][h + 2]), scale, acc[i][h]);
-                acc[i][h] = _mm256_fmadd_ps(_mm256_set1_ps(sums[(r0 + i) * G + g]), shift, acc[i][h]);
-            }
-        }
-    }
-    for (int i = 0; i < m; i++)
-        for (int h = 0; h < 2; h++) _mm256_storeu_ps(y + (r0 + i) * N + 16 * b + 8 * h, acc[i][h]);
-}
-
 /* Row r's inputs (xe) rounded to int8 per group of 32: xq = round(x * 127 / max |x|), the group's scale
    max |x| / 127 in sx (zero for a group of zeros). */
 static void quantize_row(const float* xe, int64_t r, int64_t K, int8_t* xq, float* sx) {
@@ -294,54 +256,78 @@ int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const 
     return failed ? -1 : 0;
 }
 
-/* 8-bit products: per block of 16 outputs and group of 32 columns, 512 bytes of int8 codes (column k's 16
-   outputs at bytes 16 k..) then the 16 outputs' float32 scales; w = q * scale (GGUF's Q8_0, exactly). */
+/* 8-bit products: per block of 16 outputs and group of 32 columns, 512 bytes of int8 codes (chunk c of four
+   columns at bytes 64 c..: output o's four codes at 64 c + 4 o) then the 16 outputs' float32 scales;
+   w = q * scale (GGUF's Q8_0, exactly). */
 #define INT8_GROUP_BYTES 576
 
-/* Group g's codes as q (32 columns x 16 outputs) float32. */
-static inline void widen_group8(const int8_t* codes, float* q) {
-    for (int k = 0; k < 32; k++) {
-        const __m128i v = _mm_loadu_si128((const __m128i*)(codes + 16 * k));
-        _mm256_store_ps(q + 16 * k, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v)));
-        _mm256_store_ps(q + 16 * k + 8, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v, 8))));
+/* Rows r0.. (m of them, int8 in xq with their groups' scales sx) times one block of 16 outputs of the 8-bit
+   layout (its G groups from `block`): y[r][16 b..]. The codes are signed, so each product is |w| times x with
+   w's sign (`_mm256_sign_epi8`); two such pairs can reach 2 x 128 x 127, so each chunk's sums widen to 32 bits
+   at once. */
+static inline __attribute__((always_inline)) void block_rows_8bit(
+    const int m, const int8_t* xq, const float* sx, int64_t r0, int64_t K, const uint8_t* block, float* y,
+    int64_t N, int64_t b) {
+    const int64_t G = K / 32;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[4][2];
+    for (int i = 0; i < m; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int64_t g = 0; g < G; g++) {
+        const uint8_t* w = block + g * INT8_GROUP_BYTES;
+        __m256i t[4][2];
+        for (int i = 0; i < m; i++) t[i][0] = t[i][1] = _mm256_setzero_si256();
+        for (int c = 0; c < 8; c++) {
+            const __m256i w0 = _mm256_loadu_si256((const __m256i*)(w + 64 * c));
+            const __m256i w1 = _mm256_loadu_si256((const __m256i*)(w + 64 * c + 32));
+            const __m256i a0 = _mm256_abs_epi8(w0), a1 = _mm256_abs_epi8(w1);
+            for (int i = 0; i < m; i++) {
+                int32_t four;
+                __builtin_memcpy(&four, xq + (r0 + i) * K + 32 * g + 4 * c, 4);
+                const __m256i xb = _mm256_set1_epi32(four);
+                t[i][0] = _mm256_add_epi32(t[i][0], _mm256_madd_epi16(_mm256_maddubs_epi16(a0, _mm256_sign_epi8(xb, w0)), ones));
+                t[i][1] = _mm256_add_epi32(t[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(a1, _mm256_sign_epi8(xb, w1)), ones));
+            }
+        }
+        for (int h = 0; h < 2; h++) {
+            const __m256 scale = _mm256_loadu_ps((const float*)(w + 512) + 8 * h);
+            for (int i = 0; i < m; i++)
+                acc[i][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t[i][h]), _mm256_mul_ps(scale, _mm256_set1_ps(sx[(r0 + i) * G + g])),
+                                            acc[i][h]);
+        }
     }
+    for (int i = 0; i < m; i++)
+        for (int h = 0; h < 2; h++) _mm256_storeu_ps(y + (r0 + i) * N + 16 * b + 8 * h, acc[i][h]);
 }
 
 /* y (rows, N) float32 = x (rows, K) float32 (rows `stride` floats apart) times W (N, K)^T in the 8-bit layout
-   above: each block's codes widened once, then every row's FMAs in `block_rows`' fixed order (its shifts
-   zero), so a row's bits do not depend on the rows beside it. Returns 0, or -1 where memory ran out. */
+   above, the rows rounded to int8 as the 4-bit product rounds them; a row's bits do not depend on the rows
+   beside it. Returns 0, or -1 where memory ran out. */
 int dc_int8_mm(const float* x, int64_t rows, int64_t stride, const uint8_t* weights, float* y, int64_t N, int64_t K,
                int threads) {
     const int64_t G = K / 32, blocks = N / 16;
     float* xe = aligned_alloc(32, (size_t)(rows * K * 4 + 32));
-    float* sums = calloc((size_t)(rows * G + 1), 4); /* read by `block_rows`, times the zero shifts */
-    if (xe == NULL || sums == NULL) { free(xe); free(sums); return -1; }
-    int failed = 0;
-    #pragma omp parallel num_threads(threads) reduction(| : failed)
-    {
-        #pragma omp for schedule(static)
-        for (int64_t r = 0; r < rows; r++) widen_row(x, r, K, stride, 0, K, xe);
-        float* q = aligned_alloc(32, (size_t)(G * (32 * 16 + 32)) * 4); /* this thread's widened groups */
-        float* scales = q == NULL ? NULL : q + G * 32 * 16;
-        if (q != NULL)
-            for (int64_t i = 0; i < G * 16; i++) scales[G * 16 + i] = 0.0f;
-        #pragma omp for schedule(static)
-        for (int64_t b = 0; b < blocks; b++) {
-            if (q == NULL) { failed = 1; continue; }
-            for (int64_t g = 0; g < G; g++) {
-                const uint8_t* w = weights + (b * G + g) * INT8_GROUP_BYTES;
-                widen_group8((const int8_t*)w, q + g * 32 * 16);
-                for (int h = 0; h < 2; h++)
-                    _mm256_store_ps(scales + g * 16 + 8 * h, _mm256_loadu_ps((const float*)(w + 512) + 8 * h));
+    float* sx = malloc((size_t)(rows * G * 4 + 4));
+    int8_t* xq = aligned_alloc(32, (size_t)(rows * K + 32));
+    const int failed = xe == NULL || sx == NULL || xq == NULL;
+    if (!failed) {
+        #pragma omp parallel num_threads(threads)
+        {
+            #pragma omp for schedule(static)
+            for (int64_t r = 0; r < rows; r++) {
+                widen_row(x, r, K, stride, 0, K, xe);
+                quantize_row(xe, r, K, xq, sx);
             }
-            for (int64_t r0 = 0; r0 < rows; r0 += 2) {
-                if (rows - r0 >= 2) block_rows(2, xe, sums, r0, K, q, scales, scales + G * 16, y, N, b);
-                else block_rows(1, xe, sums, r0, K, q, scales, scales + G * 16, y, N, b);
+            #pragma omp for schedule(static)
+            for (int64_t b = 0; b < blocks; b++) {
+                const uint8_t* block = weights + b * G * INT8_GROUP_BYTES;
+                int64_t r0 = 0;
+                for (; rows - r0 >= 4; r0 += 4) block_rows_8bit(4, xq, sx, r0, K, block, y, N, b);
+                for (; r0 < rows; r0++) block_rows_8bit(1, xq, sx, r0, K, block, y, N, b);
             }
         }
-        free(q);
     }
     free(xe);
-    free(sums);
+    free(sx);
+    free(xq);
     return failed ? -1 : 0;
 }

@@ -1,5 +1,5 @@
 """The 8-bit product on the AVX2 build (engine.kernels.int8_blocks): its layout, products by a GGUF file's own
-Q8_0 blocks against the gguf package's values in float64, a row's bits beside any rows, what it refuses, the
+Q8_0 blocks against the gguf package's values in float64 (rows rounded to int8 as the kernel rounds them), a row's bits beside any rows, what it refuses, the
 prepared file's copy, and the load that gives it to SmolLM2's head. The product tests need a CPU with AVX2;
 the layout test runs everywhere."""
 
@@ -17,7 +17,7 @@ from engine.kernels.block_products import Blocks
 from engine.kernels.int4_product import restored
 from engine.kernels.int8_blocks import Int8BlockProduct, fits, from_blocks, offered, pack
 from engine.kernels.projections import INT4, MAX_TABLE_ROWS, FusedProjections
-from engine.kernels.tile_int4 import AVX2_CPU_FLAGS, CPU_FLAGS
+from engine.kernels.tile_int4 import AVX2_CPU_FLAGS, CPU_FLAGS, int8_rows
 from engine.loading.calibrate import row_invariant
 from engine.loading.native_build import INT4_AVX2, TILE_INT4
 from engine.loading.tuning import all_cpu_flags
@@ -42,14 +42,15 @@ def _q8(rows: int, width: int, seed: int) -> tuple[Blocks, torch.Tensor]:
 
 
 def test_the_layout_holds_each_code_once_where_the_c_source_reads_it():
-    """Block b, group g: byte 16 k + j is code (16 b + j, 32 g + k); then the 16 outputs' float32 scales."""
+    """Block b, group g: byte 64 c + 4 j + e is code (16 b + j, 32 g + 4 c + e); then the 16 outputs' float32
+    scales."""
     generator = torch.Generator().manual_seed(0)
     codes = torch.randint(-127, 128, (48, 96), generator=generator).to(torch.int8)
     scale = torch.rand(48, 3, generator=generator)
     packed = pack(codes, scale)
     assert packed.shape == (3, 3, int8_blocks.GROUP_BYTES) and packed.dtype == torch.uint8
-    for b, g, k, j in [(0, 0, 0, 0), (2, 1, 31, 15), (1, 2, 7, 9), (2, 2, 16, 4)]:
-        assert int(packed[b, g, 16 * k + j].view(torch.int8)) == codes[16 * b + j, 32 * g + k]
+    for b, g, c, j, e in [(0, 0, 0, 0, 0), (2, 1, 7, 15, 3), (1, 2, 1, 9, 2), (2, 2, 4, 4, 1)]:
+        assert int(packed[b, g, 64 * c + 4 * j + e].view(torch.int8)) == codes[16 * b + j, 32 * g + 4 * c + e]
     tail = packed[:, :, 512:].contiguous().view(torch.float32)  # (blocks, groups, 16)
     assert torch.equal(tail[1, 2], scale[16:32, 2])
 
@@ -66,7 +67,7 @@ def test_products_are_the_file_s_own_weights_and_a_row_keeps_its_bits_beside_any
         x = torch.randn(rows, width + 8, generator=generator)[:, :width]  # rows at a stride
         y = product(x)
         assert y.shape == (rows, weight.shape[0]) and y.dtype == torch.float32
-        torch.testing.assert_close(y.double(), x.double() @ weight.T, rtol=1e-5, atol=1e-4)
+        torch.testing.assert_close(y.double(), int8_rows(x) @ weight.T, rtol=1e-5, atol=1e-4)  # rows as rounded
         assert torch.equal(torch.cat([product(x[i : i + 1]) for i in range(rows)]), y)
 
 
@@ -95,7 +96,7 @@ def test_a_head_on_the_8_bit_product_is_a_row_invariant_decoding_kernel_and_kept
     assert row_invariant([head], INT4)
     x = torch.randn(1, 6, 96)
     y = head.product(x, head.width)
-    torch.testing.assert_close(y, x @ exact.T, rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(y, (int8_rows(x.view(6, 96)) @ exact.double().T).float().view(1, 6, 64), rtol=1e-5, atol=1e-4)
     again = restored({k: v.clone() for k, v in head.int4.tensors().items()}, avx2)
     assert isinstance(again, Int8BlockProduct) and torch.equal(again(x), y)
     assert restored(head.int4.tensors(), None) is None
