@@ -129,7 +129,7 @@ def restore(path: Path, build_meta: Callable[[], Transformer]) -> tuple[Transfor
         if four_bit:
             product.int4 = restored_int4(four_bit, tiles)
             if product.int4 is None:
-                raise ValueError(f"{path}: its 4-bit products need the AMX int4 kernel, which did not load")
+                raise ValueError(f"{path}: its block products need dcomplete's int4 kernel, which did not load")
     calibration.apply(model.products(), half=True)
     state = {k.removeprefix("state."): v for k, v in tensors.items() if k.startswith("state.")}
     model.load_state_dict(state, strict=False, assign=True)

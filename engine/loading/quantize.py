@@ -66,11 +66,11 @@ def attach_int4(model: Transformer, blocks: dict[str, Blocks]) -> None:
     with the LoRA's down-projection of the row, so that one product adds the update. A product in 8-bit
     blocks without a LoRA (SmolLM2's head) gets an `int8_blocks` product where the built kernel has one."""
     tiles = int4_library()
-    eight = tiles is not None and int8_blocks.offered(tiles)
     for group, parts in products_with_blocks(model, blocks):
         if group.weight.shape[1] % BLOCK:
             continue
         if fits(parts):
             group.int4 = from_blocks(parts, None if group.up is None else group.up * group.scale, tiles)
-        elif eight and tiles is not None and group.up is None and int8_blocks.fits(parts):
+        elif (group.up is None and int8_blocks.fits(parts) and tiles is not None
+              and int8_blocks.offered(tiles)):  # its check runs once, and only for a model with such blocks
             group.int4 = int8_blocks.from_blocks(parts, tiles)
