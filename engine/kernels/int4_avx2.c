@@ -35,7 +35,7 @@ int dc_tiles_form(void) { return 1; }
 /* Group g's 256 bytes of codes (tile_int4.c's layout: in chunk c, byte 2j + e holds output j's column
    4c + e in its low nibble and 4c + 2 + e in its high one) as bytes, two vectors per chunk: each 32-bit
    lane one output's columns 4c..4c + 3, the first vector outputs 0-3 and 8-11, the second 4-7 and 12-15
-   (`LANE`). */
+   (the spread's lane order, which the scales and shifts take too). */
 static inline void spread_group(const uint8_t* codes, __m256i* cw) {
     const __m256i low = _mm256_set1_epi16(0x0F0F);
     for (int c = 0; c < 8; c++) {
@@ -46,14 +46,21 @@ static inline void spread_group(const uint8_t* codes, __m256i* cw) {
     }
 }
 
-/* Where output o's float32 lane is in a spread block's pair of vectors (0-7 the first, 8-15 the second). */
-#define LANE(o) (((o) & 3) + (((o) >> 3) << 2) + ((((o) >> 2) & 1) << 3))
+/* 8 bfloat16 as float32. */
+static inline __m256 widen8(const uint16_t* p) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p)), 16));
+}
 
-/* 16 bfloat16 as float32. */
-static inline void widen_bf16(const uint16_t* p, float* to) {
-    for (int h = 0; h < 2; h++)
-        _mm256_store_ps(to + 8 * h, _mm256_castsi256_ps(_mm256_slli_epi32(
-                                        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)(p + 8 * h))), 16)));
+/* A group's 16 bfloat16 scales and 16 offsets (p) as float32 scales and shifts (offset - 8 scale) in the
+   spread's lane order: outputs 0-3 and 8-11, then 4-7 and 12-15. */
+static inline void lane_scales(const uint16_t* p, float* scales, float* shifts) {
+    const __m256 s0 = widen8(p), s1 = widen8(p + 8), o0 = widen8(p + 16), o1 = widen8(p + 24);
+    const __m256 eight = _mm256_set1_ps(8.0f);
+    const __m256 a = _mm256_permute2f128_ps(s0, s1, 0x20), b = _mm256_permute2f128_ps(s0, s1, 0x31);
+    _mm256_store_ps(scales, a);
+    _mm256_store_ps(scales + 8, b);
+    _mm256_store_ps(shifts, _mm256_fnmadd_ps(eight, a, _mm256_permute2f128_ps(o0, o1, 0x20)));
+    _mm256_store_ps(shifts + 8, _mm256_fnmadd_ps(eight, b, _mm256_permute2f128_ps(o0, o1, 0x31)));
 }
 
 /* The sum of 8 lanes, in order. */
@@ -154,7 +161,7 @@ static void quantize_row(const float* xe, int64_t r, int64_t K, int8_t* xq, floa
 }
 
 /* Rows r0.. (m of them, int8 in xq with their groups' scales sx and float32 sums) times one block of 16
-   outputs spread in cw (G x 16 vectors) with scales and shifts (offset - 8 scale) per group in `LANE`
+   outputs spread in cw (G x 16 vectors) with scales and shifts (offset - 8 scale) per group in that
    order: y[r][16 b..] for each row. A group's eight chunks add up in 16 bits (at most 8 x 2 x 15 x 127),
    then in 32. */
 static inline __attribute__((always_inline)) void block_rows_int8(
@@ -193,6 +200,65 @@ static inline __attribute__((always_inline)) void block_rows_int8(
     }
 }
 
+/* `block_rows_int8` for a call of one row, on the codes as stored: a spread would not be repaid. Per chunk the
+   low nibbles (columns 4c, 4c + 1 of each output) meet one pair of the row's bytes and the high nibbles
+   (4c + 2, 4c + 3) the other, an output a 16-bit lane; the integer sums, and so every bit of y, are
+   `block_rows_int8`'s. (Beside two or three rows the pairs' broadcasts cost more than the spread saves.) */
+static void block_row_nibbles(const int8_t* xq, const float* sx, const float* sums, int64_t K, const uint8_t* block,
+                              float* y, int64_t b) {
+    const int64_t G = K / 32;
+    const __m256i low = _mm256_set1_epi16(0x0F0F);
+    const __m256 eight = _mm256_set1_ps(8.0f);
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t g = 0; g < G; g++) {
+        const uint8_t* w = block + g * 320;
+        __m256i t0 = _mm256_setzero_si256(), t1 = _mm256_setzero_si256();
+        for (int c = 0; c < 8; c++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i*)(w + 32 * c));
+            int16_t pair[2];
+            __builtin_memcpy(pair, xq + 32 * g + 4 * c, 4);
+            t0 = _mm256_add_epi16(t0, _mm256_maddubs_epi16(_mm256_and_si256(v, low), _mm256_set1_epi16(pair[0])));
+            t1 = _mm256_add_epi16(t1, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low),
+                                                           _mm256_set1_epi16(pair[1])));
+        }
+        const uint16_t* p = (const uint16_t*)(w + 256);
+        const __m128i halves[2][2] = {{_mm256_castsi256_si128(t0), _mm256_castsi256_si128(t1)},
+                                      {_mm256_extracti128_si256(t0, 1), _mm256_extracti128_si256(t1, 1)}};
+        for (int h = 0; h < 2; h++) {
+            const __m256 scale = widen8(p + 8 * h), shift = _mm256_fnmadd_ps(eight, scale, widen8(p + 16 + 8 * h));
+            const __m256i dot = _mm256_add_epi32(_mm256_cvtepi16_epi32(halves[h][0]), _mm256_cvtepi16_epi32(halves[h][1]));
+            acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(scale, _mm256_set1_ps(sx[g])), acc[h]);
+            acc[h] = _mm256_fmadd_ps(_mm256_set1_ps(sums[g]), shift, acc[h]);
+        }
+    }
+    for (int h = 0; h < 2; h++) _mm256_storeu_ps(y + 16 * b + 8 * h, acc[h]);
+}
+
+/* The blocks of a call of several rows (a worksharing loop of the caller's parallel region): each block's
+   codes spread once, then its rows four at a time. 0, or 1 where this thread's buffer could not be had. */
+static int spread_blocks(const int8_t* xq, const float* sx, const float* sums, int64_t rows, const uint8_t* weights,
+                         float* y, int64_t N, int64_t K) {
+    const int64_t G = K / 32, blocks = N / 16;
+    int failed = 0;
+    __m256i* cw = aligned_alloc(32, (size_t)(G * 16 * 32 + G * 32 * 4)); /* this thread's spread groups */
+    #pragma omp for schedule(static)
+    for (int64_t b = 0; b < blocks; b++) {
+        if (cw == NULL) { failed = 1; continue; }
+        float* scales = (float*)(cw + G * 16);
+        float* shifts = scales + G * 16;
+        for (int64_t g = 0; g < G; g++) {
+            const uint8_t* w = weights + (b * G + g) * 320;
+            spread_group(w, cw + g * 16);
+            lane_scales((const uint16_t*)(w + 256), scales + g * 16, shifts + g * 16);
+        }
+        int64_t r0 = 0;
+        for (; rows - r0 >= 4; r0 += 4) block_rows_int8(4, xq, sx, sums, r0, K, cw, scales, shifts, y, N, b);
+        for (; r0 < rows; r0++) block_rows_int8(1, xq, sx, sums, r0, K, cw, scales, shifts, y, N, b);
+    }
+    free(cw);
+    return failed;
+}
+
 /* y = [x, x down^T] W^T as above (down: NULL where rank is 0, float16 where `half`; kx + rank <= K); x's
    rows `stride` floats apart, y contiguous. Returns 0, or -1 where memory ran out. */
 int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const void* down, int half,
@@ -225,28 +291,12 @@ int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const 
                 group_sums(r, K, xe, sums);
                 quantize_row(xe, r, K, xq, sx);
             }
-            __m256i* cw = aligned_alloc(32, (size_t)(G * 16 * 32 + G * 32 * 4)); /* this thread's spread groups */
-            #pragma omp for schedule(static)
-            for (int64_t b = 0; b < blocks; b++) {
-                if (cw == NULL) { failed = 1; continue; }
-                float* scales = (float*)(cw + G * 16);
-                float* shifts = scales + G * 16;
-                for (int64_t g = 0; g < G; g++) {
-                    const uint8_t* w = weights + (b * G + g) * 320;
-                    spread_group(w, cw + g * 16);
-                    float scale[16], offset[16];
-                    widen_bf16((const uint16_t*)(w + 256), scale);
-                    widen_bf16((const uint16_t*)(w + 256) + 16, offset);
-                    for (int o = 0; o < 16; o++) {
-                        scales[g * 16 + LANE(o)] = scale[o];
-                        shifts[g * 16 + LANE(o)] = offset[o] - 8.0f * scale[o];
-                    }
-                }
-                int64_t r0 = 0;
-                for (; rows - r0 >= 4; r0 += 4) block_rows_int8(4, xq, sx, sums, r0, K, cw, scales, shifts, y, N, b);
-                for (; r0 < rows; r0++) block_rows_int8(1, xq, sx, sums, r0, K, cw, scales, shifts, y, N, b);
+            if (rows == 1) {
+                #pragma omp for schedule(static)
+                for (int64_t b = 0; b < blocks; b++) block_row_nibbles(xq, sx, sums, K, weights + b * G * 320, y, b);
+            } else {
+                failed |= spread_blocks(xq, sx, sums, rows, weights, y, N, K);
             }
-            free(cw);
         }
     }
     free(xe);
