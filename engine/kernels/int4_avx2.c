@@ -18,19 +18,27 @@ run: an output's bits do not depend on the row count.
 
 The same file runs an 8-bit product (`dc_int8_mm`, `engine.kernels.int8_blocks`) for a checkpoint's 8-bit
 blocks (SmolLM2's vocabulary projection, Q8_0): torch's float16 and bfloat16 products on such a machine read
-the weight once per row, a 16-row step's head cost 40 ms of its 170. */
+the weight once per row, a 16-row step's head cost 40 ms of its 170.
+
+Built with DC_VNNI512 (CPUs with AVX-512 VNNI and no AMX tiles, as the Zen 4 EPYC), the multi-row products
+run int4_vnni.h's forms instead: the same integer sums and float32 steps, so the same bits. int4_rows.h
+prepares a call's rows for both. */
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#define DOWN_CHUNK 8  /* outputs of a LoRA's down-projection per task: a rank of 16 splits over two threads */
+#include "int4_rows.h"
 
 /* The AMX kernel asks Linux for its tiles here; nothing to ask for AVX2. */
 int dc_tiles_init(void) { return 0; }
 
-/* Which kernel this library is: 1 AVX2 (0: tile_int4.c). */
+/* Which kernel this library is: 1 AVX2, 2 the AVX-512 VNNI build (0: tile_int4.c). */
+#ifdef DC_VNNI512
+int dc_tiles_form(void) { return 2; }
+#else
 int dc_tiles_form(void) { return 1; }
+#endif
 
 /* Group g's 256 bytes of codes (tile_int4.c's layout: in chunk c, byte 2j + e holds output j's column
    4c + e in its low nibble and 4c + 2 + e in its high one) as bytes, two vectors per chunk: each 32-bit
@@ -61,103 +69,6 @@ static inline void lane_scales(const uint16_t* p, float* scales, float* shifts) 
     _mm256_store_ps(scales + 8, b);
     _mm256_store_ps(shifts, _mm256_fnmadd_ps(eight, a, _mm256_permute2f128_ps(o0, o1, 0x20)));
     _mm256_store_ps(shifts + 8, _mm256_fnmadd_ps(eight, b, _mm256_permute2f128_ps(o0, o1, 0x31)));
-}
-
-/* The sum of 8 lanes, in order. */
-static inline float lanes_sum(__m256 v) {
-    float lanes[8], sum = 0.0f;
-    _mm256_storeu_ps(lanes, v);
-    for (int l = 0; l < 8; l++) sum += lanes[l];
-    return sum;
-}
-
-/* Row r's own input: x's kx columns, zeros from kx + rank up to K (the columns between are the
-   down-projection's, `down_chunk`'s to write). */
-static void widen_row(const float* x, int64_t r, int64_t kx, int64_t stride, int64_t rank, int64_t K, float* xe) {
-    const float* row = x + r * stride;
-    float* out = xe + r * K;
-    const int64_t whole = kx / 8 * 8;
-    for (int64_t k = 0; k < whole; k += 8) _mm256_store_ps(out + k, _mm256_loadu_ps(row + k));
-    for (int64_t k = whole; k < kx; k++) out[k] = row[k];
-    for (int64_t k = kx + rank; k < K; k++) out[k] = 0.0f;
-}
-
-#define DOWN_ROWS 4  /* rows a task of the down-projection runs together: its values are read once for them */
-
-static inline __m256 down_values(const void* down, int half, int64_t j, int64_t kx, int64_t k) {
-    return half ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)((const uint16_t*)down + j * kx + k)))
-                : _mm256_loadu_ps((const float*)down + j * kx + k);
-}
-
-static inline float down_value(const void* down, int half, int64_t j, int64_t kx, int64_t k) {
-    return half ? _cvtsh_ss(((const uint16_t*)down)[j * kx + k]) : ((const float*)down)[j * kx + k];
-}
-
-/* Rows r0 .. r0 + n (n <= DOWN_ROWS) times rows j0 .. j0 + DOWN_CHUNK of `down` (a LoRA's down-projection, rank
-   x kx, float32 or, with `half`, float16: the same float32 values where the adapter was saved in float16,
-   half the bytes to read), as input columns kx + j. Each product is 8 lanes of multiply-adds along k, then
-   the lanes in order, then the tail, whatever rows run beside it (n rows at a time: independent chains, and
-   the down-projection read once for them). */
-static inline __attribute__((always_inline)) void down_rows(
-    const int n, const float* x, int64_t r0, int64_t kx, int64_t stride, const void* down, int half, int64_t rank,
-    int64_t j0, int64_t K, float* xe) {
-    const int64_t whole = kx / 8 * 8;
-    for (int64_t j = j0; j < rank && j < j0 + DOWN_CHUNK; j++) {
-        __m256 acc[DOWN_ROWS];
-        for (int i = 0; i < n; i++) acc[i] = _mm256_setzero_ps();
-        for (int64_t k = 0; k < whole; k += 8) {
-            const __m256 w = down_values(down, half, j, kx, k);
-            for (int i = 0; i < n; i++) acc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(x + (r0 + i) * stride + k), w, acc[i]);
-        }
-        for (int i = 0; i < n; i++) {
-            const float* row = x + (r0 + i) * stride;
-            float tail = 0.0f;
-            for (int64_t k = whole; k < kx; k++) tail = fmaf(row[k], down_value(down, half, j, kx, k), tail);
-            xe[(r0 + i) * K + kx + j] = lanes_sum(acc[i]) + tail;
-        }
-    }
-}
-
-/* `down_rows` with n a constant (its chains then stay in registers). */
-static void down_chunk(const float* x, int64_t r0, int n, int64_t kx, int64_t stride, const void* down, int half,
-                       int64_t rank, int64_t j0, int64_t K, float* xe) {
-    switch (n) {
-        case 4: down_rows(4, x, r0, kx, stride, down, half, rank, j0, K, xe); break;
-        case 3: down_rows(3, x, r0, kx, stride, down, half, rank, j0, K, xe); break;
-        case 2: down_rows(2, x, r0, kx, stride, down, half, rank, j0, K, xe); break;
-        default: down_rows(1, x, r0, kx, stride, down, half, rank, j0, K, xe);
-    }
-}
-
-/* The sum of each group of 32 of row r's inputs (in 8 lanes, then the lanes in order). */
-static void group_sums(int64_t r, int64_t K, const float* xe, float* sums) {
-    for (int64_t g = 0; g < K / 32; g++) {
-        const float* v = xe + r * K + 32 * g;
-        sums[r * (K / 32) + g] = lanes_sum(_mm256_add_ps(_mm256_add_ps(_mm256_load_ps(v), _mm256_load_ps(v + 8)),
-                                                         _mm256_add_ps(_mm256_load_ps(v + 16), _mm256_load_ps(v + 24))));
-    }
-}
-
-/* Row r's inputs (xe) rounded to int8 per group of 32: xq = round(x * 127 / max |x|), the group's scale
-   max |x| / 127 in sx (zero for a group of zeros). */
-static void quantize_row(const float* xe, int64_t r, int64_t K, int8_t* xq, float* sx) {
-    const int64_t G = K / 32;
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    for (int64_t g = 0; g < G; g++) {
-        const float* v = xe + r * K + 32 * g;
-        __m256 m = _mm256_andnot_ps(sign, _mm256_load_ps(v));
-        for (int u = 1; u < 4; u++) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_load_ps(v + 8 * u)));
-        float lanes[8], amax = 0.0f;
-        _mm256_storeu_ps(lanes, m);
-        for (int l = 0; l < 8; l++) amax = lanes[l] > amax ? lanes[l] : amax;
-        sx[r * G + g] = amax / 127.0f;
-        const __m256 inv = _mm256_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
-        __m256i q[4];
-        for (int u = 0; u < 4; u++) q[u] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(v + 8 * u), inv));
-        const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-        _mm256_store_si256((__m256i*)(xq + r * K + 32 * g), _mm256_permutevar8x32_epi32(bytes, order));
-    }
 }
 
 /* Rows r0.. (m of them, int8 in xq with their groups' scales sx and float32 sums) times one block of 16
@@ -234,6 +145,52 @@ static void block_row_nibbles(const int8_t* xq, const float* sx, const float* su
     for (int h = 0; h < 2; h++) _mm256_storeu_ps(y + 16 * b + 8 * h, acc[h]);
 }
 
+/* 8-bit products: per block of 16 outputs and group of 32 columns, 512 bytes of int8 codes (chunk c of four
+   columns at bytes 64 c..: output o's four codes at 64 c + 4 o) then the 16 outputs' float32 scales;
+   w = q * scale (GGUF's Q8_0, exactly). */
+#define INT8_GROUP_BYTES 576
+
+/* Rows r0.. (m of them, int8 in xq with their groups' scales sx) times one block of 16 outputs of the 8-bit
+   layout (its G groups from `block`): y[r][16 b..]. The codes are signed, so each product is |w| times x with
+   w's sign (`_mm256_sign_epi8`); two such pairs can reach 2 x 128 x 127, so each chunk's sums widen to 32 bits
+   at once. */
+static inline __attribute__((always_inline)) void block_rows_8bit(
+    const int m, const int8_t* xq, const float* sx, int64_t r0, int64_t K, const uint8_t* block, float* y,
+    int64_t N, int64_t b) {
+    const int64_t G = K / 32;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[4][2];
+    for (int i = 0; i < m; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int64_t g = 0; g < G; g++) {
+        const uint8_t* w = block + g * INT8_GROUP_BYTES;
+        __m256i t[4][2];
+        for (int i = 0; i < m; i++) t[i][0] = t[i][1] = _mm256_setzero_si256();
+        for (int c = 0; c < 8; c++) {
+            const __m256i w0 = _mm256_loadu_si256((const __m256i*)(w + 64 * c));
+            const __m256i w1 = _mm256_loadu_si256((const __m256i*)(w + 64 * c + 32));
+            const __m256i a0 = _mm256_abs_epi8(w0), a1 = _mm256_abs_epi8(w1);
+            for (int i = 0; i < m; i++) {
+                int32_t four;
+                __builtin_memcpy(&four, xq + (r0 + i) * K + 32 * g + 4 * c, 4);
+                const __m256i xb = _mm256_set1_epi32(four);
+                t[i][0] = _mm256_add_epi32(t[i][0], _mm256_madd_epi16(_mm256_maddubs_epi16(a0, _mm256_sign_epi8(xb, w0)), ones));
+                t[i][1] = _mm256_add_epi32(t[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(a1, _mm256_sign_epi8(xb, w1)), ones));
+            }
+        }
+        for (int h = 0; h < 2; h++) {
+            const __m256 scale = _mm256_loadu_ps((const float*)(w + 512) + 8 * h);
+            for (int i = 0; i < m; i++)
+                acc[i][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t[i][h]), _mm256_mul_ps(scale, _mm256_set1_ps(sx[(r0 + i) * G + g])),
+                                            acc[i][h]);
+        }
+    }
+    for (int i = 0; i < m; i++)
+        for (int h = 0; h < 2; h++) _mm256_storeu_ps(y + (r0 + i) * N + 16 * b + 8 * h, acc[i][h]);
+}
+
+#ifdef DC_VNNI512
+#include "int4_vnni.h" /* spread_blocks and rows_8bit on AVX-512 VNNI */
+#else
 /* The blocks of a call of several rows (a worksharing loop of the caller's parallel region): each block's
    codes spread once, then its rows four at a time. 0, or 1 where this thread's buffer could not be had. */
 static int spread_blocks(const int8_t* xq, const float* sx, const float* sums, int64_t rows, const uint8_t* weights,
@@ -258,6 +215,16 @@ static int spread_blocks(const int8_t* xq, const float* sx, const float* sums, i
     free(cw);
     return failed;
 }
+
+/* One block of the 8-bit product: its rows four at a time, then the rest one by one. */
+static void rows_8bit(const int8_t* xq, const float* sx, const int32_t* xsum, int64_t rows, int64_t K,
+                      const uint8_t* block, float* y, int64_t N, int64_t b) {
+    (void)xsum; /* the VNNI build's */
+    int64_t r0 = 0;
+    for (; rows - r0 >= 4; r0 += 4) block_rows_8bit(4, xq, sx, r0, K, block, y, N, b);
+    for (; r0 < rows; r0++) block_rows_8bit(1, xq, sx, r0, K, block, y, N, b);
+}
+#endif
 
 /* y = [x, x down^T] W^T as above (down: NULL where rank is 0, float16 where `half`; kx + rank <= K); x's
    rows `stride` floats apart, y contiguous. Returns 0, or -1 where memory ran out. */
@@ -306,49 +273,6 @@ int dc_tiles_mm(const float* x, int64_t rows, int64_t kx, int64_t stride, const 
     return failed ? -1 : 0;
 }
 
-/* 8-bit products: per block of 16 outputs and group of 32 columns, 512 bytes of int8 codes (chunk c of four
-   columns at bytes 64 c..: output o's four codes at 64 c + 4 o) then the 16 outputs' float32 scales;
-   w = q * scale (GGUF's Q8_0, exactly). */
-#define INT8_GROUP_BYTES 576
-
-/* Rows r0.. (m of them, int8 in xq with their groups' scales sx) times one block of 16 outputs of the 8-bit
-   layout (its G groups from `block`): y[r][16 b..]. The codes are signed, so each product is |w| times x with
-   w's sign (`_mm256_sign_epi8`); two such pairs can reach 2 x 128 x 127, so each chunk's sums widen to 32 bits
-   at once. */
-static inline __attribute__((always_inline)) void block_rows_8bit(
-    const int m, const int8_t* xq, const float* sx, int64_t r0, int64_t K, const uint8_t* block, float* y,
-    int64_t N, int64_t b) {
-    const int64_t G = K / 32;
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc[4][2];
-    for (int i = 0; i < m; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-    for (int64_t g = 0; g < G; g++) {
-        const uint8_t* w = block + g * INT8_GROUP_BYTES;
-        __m256i t[4][2];
-        for (int i = 0; i < m; i++) t[i][0] = t[i][1] = _mm256_setzero_si256();
-        for (int c = 0; c < 8; c++) {
-            const __m256i w0 = _mm256_loadu_si256((const __m256i*)(w + 64 * c));
-            const __m256i w1 = _mm256_loadu_si256((const __m256i*)(w + 64 * c + 32));
-            const __m256i a0 = _mm256_abs_epi8(w0), a1 = _mm256_abs_epi8(w1);
-            for (int i = 0; i < m; i++) {
-                int32_t four;
-                __builtin_memcpy(&four, xq + (r0 + i) * K + 32 * g + 4 * c, 4);
-                const __m256i xb = _mm256_set1_epi32(four);
-                t[i][0] = _mm256_add_epi32(t[i][0], _mm256_madd_epi16(_mm256_maddubs_epi16(a0, _mm256_sign_epi8(xb, w0)), ones));
-                t[i][1] = _mm256_add_epi32(t[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(a1, _mm256_sign_epi8(xb, w1)), ones));
-            }
-        }
-        for (int h = 0; h < 2; h++) {
-            const __m256 scale = _mm256_loadu_ps((const float*)(w + 512) + 8 * h);
-            for (int i = 0; i < m; i++)
-                acc[i][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t[i][h]), _mm256_mul_ps(scale, _mm256_set1_ps(sx[(r0 + i) * G + g])),
-                                            acc[i][h]);
-        }
-    }
-    for (int i = 0; i < m; i++)
-        for (int h = 0; h < 2; h++) _mm256_storeu_ps(y + (r0 + i) * N + 16 * b + 8 * h, acc[i][h]);
-}
-
 /* y (rows, N) float32 = x (rows, K) float32 (rows `stride` floats apart) times W (N, K)^T in the 8-bit layout
    above, the rows rounded to int8 as the 4-bit product rounds them; a row's bits do not depend on the rows
    beside it. Returns 0, or -1 where memory ran out. */
@@ -358,7 +282,8 @@ int dc_int8_mm(const float* x, int64_t rows, int64_t stride, const uint8_t* weig
     float* xe = aligned_alloc(32, (size_t)(rows * K * 4 + 32));
     float* sx = malloc((size_t)(rows * G * 4 + 4));
     int8_t* xq = aligned_alloc(32, (size_t)(rows * K + 32));
-    const int failed = xe == NULL || sx == NULL || xq == NULL;
+    int32_t* xsum = malloc((size_t)(rows * G * 4 + 4)); /* each group's sum of its row bytes (VNNI's offset) */
+    const int failed = xe == NULL || sx == NULL || xq == NULL || xsum == NULL;
     if (!failed) {
         #pragma omp parallel num_threads(threads)
         {
@@ -366,18 +291,19 @@ int dc_int8_mm(const float* x, int64_t rows, int64_t stride, const uint8_t* weig
             for (int64_t r = 0; r < rows; r++) {
                 widen_row(x, r, K, stride, 0, K, xe);
                 quantize_row(xe, r, K, xq, sx);
+                for (int64_t g = 0; g < G; g++) {
+                    int32_t sum = 0;
+                    for (int e = 0; e < 32; e++) sum += xq[r * K + 32 * g + e];
+                    xsum[r * G + g] = sum;
+                }
             }
             #pragma omp for schedule(static)
-            for (int64_t b = 0; b < blocks; b++) {
-                const uint8_t* block = weights + b * G * INT8_GROUP_BYTES;
-                int64_t r0 = 0;
-                for (; rows - r0 >= 4; r0 += 4) block_rows_8bit(4, xq, sx, r0, K, block, y, N, b);
-                for (; r0 < rows; r0++) block_rows_8bit(1, xq, sx, r0, K, block, y, N, b);
-            }
+            for (int64_t b = 0; b < blocks; b++) rows_8bit(xq, sx, xsum, rows, K, weights + b * G * INT8_GROUP_BYTES, y, N, b);
         }
     }
     free(xe);
     free(sx);
     free(xq);
+    free(xsum);
     return failed ? -1 : 0;
 }

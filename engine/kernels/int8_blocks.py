@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import torch
 
 from engine.kernels.block_products import BLOCK, Blocks, fields
-from engine.kernels.tile_int4 import AVX2_BACKEND, NativeProduct, int8_rows
+from engine.kernels.tile_int4 import NativeProduct, backend, int8_rows
 
 KIND = "Q8_0"
 GROUP_BYTES = 512 + 16 * 4  # per 16 outputs and 32 columns: the codes, then the outputs' float32 scales
@@ -103,7 +103,7 @@ class Int8BlockProduct(NativeProduct):
     @property
     def backend(self) -> str:
         """The built kernel it runs on (calibrations are kept per kernel)."""
-        return AVX2_BACKEND
+        return backend(self.lib)
 
     def tensors(self) -> dict[str, torch.Tensor]:
         return {"tiles8": self.weights}

@@ -15,21 +15,22 @@ from torch import nn
 from engine.kernels.block_products import Blocks
 from engine.kernels.int4_product import fits, from_blocks, quantize_columns, restored, supported
 from engine.kernels.projections import INT4, LINEAR, MAX_TABLE_ROWS, FusedProjections
-from engine.kernels.tile_int4 import AVX2_CPU_FLAGS, CPU_FLAGS
+from engine.kernels.tile_int4 import AVX2_CPU_FLAGS, CPU_FLAGS, VNNI_CPU_FLAGS
 from engine.loading.calibrate import DecodingRows, decoding_call, row_invariant
-from engine.loading.native_build import INT4_AVX2, TILE_INT4
+from engine.loading.native_build import INT4_AVX2, INT4_VNNI, TILE_INT4
 from engine.loading.tuning import all_cpu_flags
 
 pytestmark = pytest.mark.skipif(not supported(), reason="this torch has no CPU int4 kernel")  # torch 2.13 has it
 SIZES = (64, 32, 32)  # q, k and v rows of a fused product, 64 wide
 
 
-@pytest.fixture(params=["torch", "tiles", "avx2"])
+@pytest.fixture(params=["torch", "tiles", "vnni", "avx2"])
 def tiles(request):
-    """The built kernel (AMX tiles, AVX2) for those runs, None for torch's kernel."""
+    """The built kernel (AMX tiles, AVX-512 VNNI, AVX2) for those runs, None for torch's kernel."""
     if request.param == "torch":
         return None
-    kernel, flags = (TILE_INT4, CPU_FLAGS) if request.param == "tiles" else (INT4_AVX2, AVX2_CPU_FLAGS)
+    kernel, flags = {"tiles": (TILE_INT4, CPU_FLAGS), "vnni": (INT4_VNNI, VNNI_CPU_FLAGS),
+                     "avx2": (INT4_AVX2, AVX2_CPU_FLAGS)}[request.param]
     if not set(flags) <= all_cpu_flags():
         pytest.skip(f"this CPU has no {request.param}")
     lib = kernel.library()

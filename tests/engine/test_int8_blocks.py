@@ -17,18 +17,22 @@ from engine.kernels.block_products import Blocks
 from engine.kernels.int4_product import restored
 from engine.kernels.int8_blocks import Int8BlockProduct, fits, from_blocks, offered, pack
 from engine.kernels.projections import INT4, MAX_TABLE_ROWS, FusedProjections
-from engine.kernels.tile_int4 import AVX2_CPU_FLAGS, CPU_FLAGS, int8_rows
+from engine.kernels.tile_int4 import AVX2_CPU_FLAGS, CPU_FLAGS, VNNI_CPU_FLAGS, int8_rows
 from engine.loading.calibrate import row_invariant
-from engine.loading.native_build import INT4_AVX2, TILE_INT4
+from engine.loading.native_build import INT4_AVX2, INT4_VNNI, TILE_INT4
 from engine.loading.tuning import all_cpu_flags
 
 needs_avx2 = pytest.mark.skipif(not set(AVX2_CPU_FLAGS) <= all_cpu_flags(), reason="this CPU has no AVX2")
 
 
-@pytest.fixture
-def avx2():
-    lib = INT4_AVX2.library()
-    assert lib is not None, "a CPU with AVX2 and a compiler must build the kernel"
+@pytest.fixture(params=["avx2", "vnni"])
+def build(request):
+    """The AVX2 build, and the AVX-512 VNNI build of the same source where the CPU has it."""
+    kernel, flags = (INT4_AVX2, AVX2_CPU_FLAGS) if request.param == "avx2" else (INT4_VNNI, VNNI_CPU_FLAGS)
+    if not set(flags) <= all_cpu_flags():
+        pytest.skip(f"this CPU has no {request.param}")
+    lib = kernel.library()
+    assert lib is not None, f"a CPU with {request.param} and a compiler must build the kernel"
     return lib
 
 
@@ -57,10 +61,10 @@ def test_the_layout_holds_each_code_once_where_the_c_source_reads_it():
 
 @needs_avx2
 @pytest.mark.parametrize(("sizes", "width"), [((48,), 64), ((32, 64, 16), 576), ((4096,), 576)])
-def test_products_are_the_file_s_own_weights_and_a_row_keeps_its_bits_beside_any_rows(avx2, sizes, width):
+def test_products_are_the_file_s_own_weights_and_a_row_keeps_its_bits_beside_any_rows(build, sizes, width):
     parts, exact = zip(*(_q8(n, width, seed=i) for i, n in enumerate(sizes)))
-    assert fits(parts) and offered(avx2)
-    product = from_blocks(parts, avx2)
+    assert fits(parts) and offered(build)
+    product = from_blocks(parts, build)
     weight = torch.cat(exact).double()
     generator = torch.Generator().manual_seed(3)
     for rows in (1, 2, 5, 16, 33):
@@ -72,9 +76,9 @@ def test_products_are_the_file_s_own_weights_and_a_row_keeps_its_bits_beside_any
 
 
 @needs_avx2
-def test_a_product_refuses_what_it_cannot_run(avx2):
+def test_a_product_refuses_what_it_cannot_run(build):
     """A call the kernel would read out of bounds, or one asking for a LoRA's columns, is a one-line error."""
-    product = from_blocks([_q8(16, 64, seed=0)[0]], avx2)
+    product = from_blocks([_q8(16, 64, seed=0)[0]], build)
     with pytest.raises(ValueError, match="40 input columns for a product of 64"):
         product(torch.randn(2, 40))
     with pytest.raises(ValueError, match="takes no down-projection"):
@@ -84,20 +88,20 @@ def test_a_product_refuses_what_it_cannot_run(avx2):
 
 
 @needs_avx2
-def test_a_head_on_the_8_bit_product_is_a_row_invariant_decoding_kernel_and_kept_by_a_prepared_file(avx2):
+def test_a_head_on_the_8_bit_product_is_a_row_invariant_decoding_kernel_and_kept_by_a_prepared_file(build):
     """As `engine.loading.quantize.attach_int4` gives it to a head: the calibration's row check passes, the
     decoding table runs it, and `tensors()` restores to the same product (none where no kernel can run it)."""
     blocks, exact = _q8(64, 96, seed=5)
     linear = nn.Linear(96, 64, bias=False)
     linear.weight = nn.Parameter(exact, requires_grad=False)
     head = FusedProjections(("lm_head",), (linear,))
-    head.int4 = from_blocks([blocks], avx2)
+    head.int4 = from_blocks([blocks], build)
     head.set_kernels((INT4,) * MAX_TABLE_ROWS)
     assert row_invariant([head], INT4)
     x = torch.randn(1, 6, 96)
     y = head.product(x, head.width)
     torch.testing.assert_close(y, (int8_rows(x.view(6, 96)) @ exact.double().T).float().view(1, 6, 64), rtol=1e-5, atol=1e-4)
-    again = restored({k: v.clone() for k, v in head.int4.tensors().items()}, avx2)
+    again = restored({k: v.clone() for k, v in head.int4.tensors().items()}, build)
     assert isinstance(again, Int8BlockProduct) and torch.equal(again(x), y)
     assert restored(head.int4.tensors(), None) is None
 
@@ -107,3 +111,14 @@ def test_the_amx_build_offers_no_8_bit_product():
     """Its bfloat16 head costs about the same from 1 to 16 rows: the head keeps it."""
     lib = TILE_INT4.library()
     assert lib is not None and not offered(lib)
+
+
+@pytest.mark.skipif(not set(VNNI_CPU_FLAGS) <= all_cpu_flags(), reason="this CPU has no AVX-512 VNNI")
+def test_the_vnni_build_s_8_bit_product_gives_the_avx2_build_s_bits():
+    """Codes made unsigned (+128) and the rows' sums taken off again: the same integers, the same float32 steps."""
+    avx2, vnni = INT4_AVX2.library(), INT4_VNNI.library()
+    assert avx2 is not None and vnni is not None
+    blocks = [_q8(64, 576, seed=7)[0]]
+    x = torch.randn(17, 576, generator=torch.Generator().manual_seed(8))
+    for rows in (1, 3, 8, 9, 17):
+        assert torch.equal(from_blocks(blocks, vnni)(x[:rows]), from_blocks(blocks, avx2)(x[:rows])), rows

@@ -14,14 +14,24 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.kernels.tile_int4 import AVX2_BACKEND, AVX2_CPU_FLAGS, CPU_FLAGS, TileInt4Product, expected, pack
-from engine.loading.native_build import INT4_AVX2, TILE_INT4, int4_forms
+from engine.kernels.tile_int4 import (
+    AVX2_BACKEND,
+    AVX2_CPU_FLAGS,
+    CPU_FLAGS,
+    VNNI_BACKEND,
+    VNNI_CPU_FLAGS,
+    TileInt4Product,
+    expected,
+    pack,
+)
+from engine.loading.native_build import INT4_AVX2, INT4_VNNI, TILE_INT4, int4_forms
 from engine.loading.tuning import all_cpu_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 has_tiles = set(CPU_FLAGS) <= all_cpu_flags()
 needs_tiles = pytest.mark.skipif(not has_tiles, reason="this CPU has no AMX bfloat16 tiles")
 needs_avx2 = pytest.mark.skipif(not set(AVX2_CPU_FLAGS) <= all_cpu_flags(), reason="this CPU has no AVX2")
+needs_vnni = pytest.mark.skipif(not set(VNNI_CPU_FLAGS) <= all_cpu_flags(), reason="this CPU has no AVX-512 VNNI")
 
 
 def _weight(n: int, k: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -47,12 +57,13 @@ def test_the_layout_holds_each_code_once_where_the_c_source_reads_it():
 
 
 @pytest.mark.parametrize("kernel", [pytest.param(TILE_INT4, id="tiles", marks=needs_tiles),
-                                    pytest.param(INT4_AVX2, id="avx2", marks=needs_avx2)])
+                                    pytest.param(INT4_AVX2, id="avx2", marks=needs_avx2),
+                                    pytest.param(INT4_VNNI, id="vnni", marks=needs_vnni)])
 @pytest.mark.parametrize(("n", "k", "width", "rank"), [(3104, 576, 576, 0), (576, 1568, 1536, 24), (48, 64, 40, 12)])
 def test_products_match_float64_and_a_row_keeps_its_bits_beside_any_rows(kernel, n, k, width, rank):
     """The LoRA's input columns (`rank` products by a down-projection) come after the row's own `width`
     columns, zeros up to k; the sums are float32 over the rows as the kernel rounds them (bfloat16 on the
-    tiles; int8 per group of 32 on AVX2, the offsets' terms on float32 sums), so the error is float32's
+    tiles; int8 per group of 32 on AVX2 and VNNI, the offsets' terms on float32 sums), so the error is float32's
     beyond that rounding (torch's int4 kernel rounds its output to bfloat16)."""
     lib = kernel.library()
     assert lib is not None
@@ -75,6 +86,21 @@ def test_products_match_float64_and_a_row_keeps_its_bits_beside_any_rows(kernel,
         half = down.half()
         for rows in (1, 3, 40):
             assert torch.equal(product(x[:rows], half), product(x[:rows], half.float())), rows
+
+
+@needs_vnni
+def test_the_vnni_build_gives_the_avx2_build_s_bits_at_every_row_count():
+    """The two builds sum the same integers and then run the same float32 sequence: a machine's calibration and
+    drafting see one set of bits whichever of them it runs."""
+    avx2, vnni = INT4_AVX2.library(), INT4_VNNI.library()
+    assert avx2 is not None and vnni is not None
+    codes, scale, offset = _weight(576, 608, seed=4)
+    packed = pack(codes, scale, offset)
+    generator = torch.Generator().manual_seed(5)
+    down = torch.randn(16, 576, generator=generator) / 8
+    x = torch.randn(19, 576, generator=generator)
+    for rows in (1, 2, 3, 4, 7, 8, 9, 16, 19):
+        assert torch.equal(TileInt4Product(packed, vnni)(x[:rows], down), TileInt4Product(packed, avx2)(x[:rows], down)), rows
 
 
 def _in_fresh_process(cache: Path, code: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -112,19 +138,24 @@ def test_a_failed_build_leaves_a_note_and_torch_s_kernel_serves(tmp_path):
 
 
 @needs_avx2
-def test_a_cpu_without_tiles_runs_the_avx2_kernel_in_its_products(tmp_path):
-    """With the tiles off (as on a CPU without them) the load's 4-bit products run on the AVX2 build, and its
-    8-bit head on the build's 8-bit product (`engine.kernels.int8_blocks`)."""
+@pytest.mark.parametrize("vnni", [pytest.param("on", marks=needs_vnni), "off"])
+def test_a_cpu_without_tiles_runs_the_vnni_or_avx2_kernel_in_its_products(tmp_path, vnni):
+    """With the tiles off (as on a CPU without them, the Zen 4 EPYC) the load's 4-bit products run on the
+    AVX-512 VNNI build, and with that off too (an AVX2-only CPU) on the AVX2 build; its 8-bit head runs on the
+    same build's 8-bit product (`engine.kernels.int8_blocks`)."""
     code = ("from engine import Engine; e = Engine.load('default', device='cpu'); m = e.loaded.model; "
-            "print(sorted({p.int4.backend for p in m.products() if p.int4}), type(m.head.int4).__name__)")
-    loaded = _in_fresh_process(tmp_path, code, DCOMPLETE_INT4_TILES="off")
+            "print(sorted({p.int4.backend for p in m.products() if p.int4}), m.head.int4.backend, "
+            "type(m.head.int4).__name__)")
+    loaded = _in_fresh_process(tmp_path, code, DCOMPLETE_INT4_TILES="off", DCOMPLETE_INT4_VNNI=vnni)
     assert loaded.returncode == 0, loaded.stderr
-    assert loaded.stdout.split() == [f"['{AVX2_BACKEND}']", "Int8BlockProduct"]
-    assert [k.name for k in int4_forms()] == [k.name for k in (TILE_INT4, INT4_AVX2) if k.wanted()]
+    backend = VNNI_BACKEND if vnni == "on" else AVX2_BACKEND
+    assert loaded.stdout.split() == [f"['{backend}']", backend, "Int8BlockProduct"]
+    assert [k.name for k in int4_forms()] == [k.name for k in (TILE_INT4, INT4_VNNI, INT4_AVX2) if k.wanted()]
 
 
 def test_off_keeps_torch_s_kernel(tmp_path):
-    off = _in_fresh_process(tmp_path, LOAD, DCOMPLETE_INT4_TILES="off", DCOMPLETE_INT4_AVX2="off")
+    off = _in_fresh_process(tmp_path, LOAD, DCOMPLETE_INT4_TILES="off", DCOMPLETE_INT4_VNNI="off",
+                            DCOMPLETE_INT4_AVX2="off")
     assert off.returncode == 0, off.stderr
     assert off.stdout.split()[0] == "False" and not (tmp_path / "kernels").exists()
 
