@@ -158,9 +158,12 @@ class AnchoredPredictor:
             pick = torch.isin(rows_m, group) & ~known
             logits = self._forward(batch, group, need, rows_m[pick], pos_m[pick], positions, segments, gap, view,
                                    key)
-            if out is None:
-                out = logits.new_empty((rows_m.numel(), logits.shape[-1]))
-            out[pick] = logits
+            if out is None and bool(pick.all()):  # the usual step: one group, every candidate (no 3 MB copy at 16 rows)
+                out = logits
+            else:
+                if out is None:
+                    out = logits.new_empty((rows_m.numel(), logits.shape[-1]))
+                out[pick] = logits
             self.kv.copies_of = key
         kept()
         out = self._text_logits(out, rows_m, pos_m - 1, known, segments)
