@@ -55,7 +55,7 @@ class DocCache:
 
     @property
     def nbytes(self) -> int:
-        return sum(kv.nbytes for kv in self._items.values())
+        return sum(kv.nbytes for kv in tuple(self._items.values()))  # a snapshot: a metrics scrape reads it too
 
     def set_budget(self, budget_bytes: int) -> None:
         self.budget_bytes = budget_bytes

@@ -83,6 +83,7 @@ static int spread_blocks(const int8_t* xq, const float* sx, const float* sums, i
     free(cw);
     return failed;
 }
+
 /* `block_rows_8bit` on VNNI: a chunk of four columns of 16 outputs is one 512-bit vector, its signed codes
    made unsigned by adding 128 (`_mm512_dpbusd_epi32` multiplies unsigned by signed bytes), and 128 times the
    group's sum of the row's bytes (xsum) taken off again: the same integer sums, the same bits. */

@@ -52,7 +52,7 @@ class EngineServer:
     def __init__(self, engine: Engine, config: ServerConfig) -> None:
         self.engine = engine
         self.config = config
-        self.metrics = Metrics()
+        self.metrics = Metrics(lambda: engine.doc_cache.nbytes)
         self.batcher = Batcher(engine, config.batcher, self.metrics)
         self.supersede = Supersede()
         # a request thread mostly waits for its batch: enough threads for every row the queue admits

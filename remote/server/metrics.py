@@ -3,10 +3,13 @@
 `dcomplete_engine_forwards_total` counts the denoising loop's steps; `dcomplete_row_forwards_total` the
 steps each row ran, summed: what the same requests would have cost served one at a time. Shared batching
 shows as the first growing slower than the second, and as steps of more than one row in
-`dcomplete_batch_rows`.
+`dcomplete_batch_rows`. `dcomplete_document_cache_bytes` is the memory the engine keeps for documents it
+served (their keys and values, up to the cache's budget): a server's resident memory grows by it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -16,9 +19,13 @@ LATENCY = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, document_bytes: Callable[[], int] | None = None) -> None:
+        """`document_bytes`: what the engine's document cache holds now, read at each scrape."""
         self.registry = CollectorRegistry()
         r = self.registry
+        if document_bytes is not None:
+            Gauge("dcomplete_document_cache_bytes", "bytes of documents' keys and values the engine keeps for later "
+                  "requests (bounded by its budget)", registry=r).set_function(document_bytes)
         self.requests = Counter("dcomplete_requests", "HTTP requests served", ["endpoint", "status"], registry=r)
         self.latency = Histogram("dcomplete_request_seconds", "time to answer a request", ["endpoint"],
                                  buckets=LATENCY, registry=r)

@@ -245,3 +245,15 @@ def test_a_non_loopback_bind_without_a_key_is_refused():
     run = subprocess.run([sys.executable, "-m", "cli", "engine", "--host", "0.0.0.0"], capture_output=True,
                          text=True, timeout=60, env={**os.environ, "DCOMPLETE_API_KEY": ""})
     assert run.returncode == 2 and "--api-key" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_the_document_cache_s_bytes_are_a_metric(server, local):
+    """A canvas with a `doc_id` leaves its document's keys and values in the engine's cache for the next
+    request; `dcomplete_document_cache_bytes` says how much memory that keeps (an operator's view of why a
+    server's resident memory grew, and what the HTTP fuzzer subtracts before it looks for leaks)."""
+    before = metric(server.url, "dcomplete_document_cache_bytes")
+    sp = local.special
+    ids = [sp.bos_id] + local.tokenizer.encode("def metric_document(x):\n    return x * 7 + 1\n" * 6) + [sp.mask_id] * 4
+    reply = httpx.post(server.url + "/v1/infill", json={"canvases": [{"ids": ids, "doc_id": "metric-doc"}]}, timeout=120)
+    assert reply.status_code == 200, reply.text
+    assert metric(server.url, "dcomplete_document_cache_bytes") > before

@@ -30,4 +30,4 @@ def test_two_thousand_hostile_requests_get_4xx_never_5xx_and_leave_the_server_se
     assert report.wrong_status == 0 and report.bad_error_bodies == 0, context
     assert {400, 404, 405, 413} <= set(report.statuses) and report.classes()["2xx"] > 400, context
     assert not report.crashed and report.final_request_ok, context
-    assert report.growth_mb < 300, context
+    assert report.growth_mb < 400 and report.late_growth_mb < 120, context  # see http_driver: leak or high-water mark
