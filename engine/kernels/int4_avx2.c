@@ -282,7 +282,7 @@ int dc_int8_mm(const float* x, int64_t rows, int64_t stride, const uint8_t* weig
     float* xe = aligned_alloc(32, (size_t)(rows * K * 4 + 32));
     float* sx = malloc((size_t)(rows * G * 4 + 4));
     int8_t* xq = aligned_alloc(32, (size_t)(rows * K + 32));
-    int32_t* xsum = malloc((size_t)(rows * G * 4 + 4)); /* each group's sum of its row bytes (VNNI's offset) */
+    int32_t* xsum = malloc((size_t)(rows * G * 4 + 4)); /* each group's sum of its row bytes: the VNNI build's */
     const int failed = xe == NULL || sx == NULL || xq == NULL || xsum == NULL;
     if (!failed) {
         #pragma omp parallel num_threads(threads)
@@ -291,11 +291,13 @@ int dc_int8_mm(const float* x, int64_t rows, int64_t stride, const uint8_t* weig
             for (int64_t r = 0; r < rows; r++) {
                 widen_row(x, r, K, stride, 0, K, xe);
                 quantize_row(xe, r, K, xq, sx);
+#ifdef DC_VNNI512
                 for (int64_t g = 0; g < G; g++) {
                     int32_t sum = 0;
                     for (int e = 0; e < 32; e++) sum += xq[r * K + 32 * g + e];
                     xsum[r * G + g] = sum;
                 }
+#endif
             }
             #pragma omp for schedule(static)
             for (int64_t b = 0; b < blocks; b++) rows_8bit(xq, sx, xsum, rows, K, weights + b * G * INT8_GROUP_BYTES, y, N, b);

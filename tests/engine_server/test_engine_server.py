@@ -250,7 +250,7 @@ def test_a_non_loopback_bind_without_a_key_is_refused():
 def test_the_document_cache_s_bytes_are_a_metric(server, local):
     """A canvas with a `doc_id` leaves its document's keys and values in the engine's cache for the next
     request; `dcomplete_document_cache_bytes` says how much memory that keeps (an operator's view of why a
-    server's resident memory grew, and what the HTTP fuzzer subtracts before it looks for leaks)."""
+    server's resident memory grew)."""
     before = metric(server.url, "dcomplete_document_cache_bytes")
     sp = local.special
     ids = [sp.bos_id] + local.tokenizer.encode("def metric_document(x):\n    return x * 7 + 1\n" * 6) + [sp.mask_id] * 4
